@@ -1,0 +1,85 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from medmtl import datasets
+from medmtl.datasets import MultiTaskDataset, Task, multiclass_tasks
+
+
+def test_every_loader_reads_its_data_with_the_documented_shapes():
+    assert [t.n_samples for t in datasets.load_landmine()][:4] == [690, 690, 689, 508]
+    assert sum(t.n_samples for t in datasets.load_landmine()) == 14820
+    derm = datasets.load_dermatology()
+    assert [int((t.y == 1).sum()) for t in derm] == [112, 61, 72, 49, 52, 20]
+    assert np.isfinite(derm[0].X).all()
+    assert datasets.load_splice()[0].X.shape == (3190, 240)
+    assert datasets.load_splice(positive="IE", negative="N")[0].n_samples == 768 + 1655
+    X, labels = datasets.load_statlog_dna("train")
+    assert X.shape == (2000, 180) and np.bincount(labels).tolist() == [0, 464, 485, 1051]
+    heart = datasets.load_heart()
+    assert len(heart) == 10 and sum(t.n_samples for t in heart) == 270
+    assert all(t.X.min() >= 0 and t.X.max() <= 1 for t in heart)
+    spam = datasets.load_spam()
+    assert len(spam) == 15 and all((t.y == 1).sum() == 200 for t in spam)
+    assert sum(t.X.nnz for t in spam) == 922884
+    senti = datasets.load_sentiment()
+    assert [t.n_samples for t in senti] == [2000] * 4 and sp.isspmatrix_csr(senti[0].X)
+    X, labels = datasets.load_usps("train")
+    assert X.shape == (7291, 256) and np.bincount(labels)[0] == 1194
+    X, labels = datasets.load_nci60()
+    assert X.shape == (64, 6830) and np.isfinite(X).all()
+
+
+def test_newsgroups_counts():
+    docs, names, labels = datasets.load_20newsgroups("test")
+    assert len(docs) == 7532 and len(names) == 20
+    assert np.bincount(labels).sum() == 7532
+
+
+def test_heart_age_tasks_are_ordered_and_balanced():
+    heart = datasets.load_heart(scale=False)
+    sizes = [t.n_samples for t in heart]
+    assert max(sizes) - min(sizes) <= 1
+    ages = [t.X[:, 0] for t in heart]
+    assert all(a.max() <= b.min() for a, b in zip(ages, ages[1:]))
+
+
+def _toy(rng):
+    return MultiTaskDataset([Task(rng.normal(size=(30, 4)), np.repeat([-1, 1], [20, 10]), "a"),
+                             Task(sp.random(25, 4, density=0.5, format="csr", random_state=1),
+                                  np.repeat([-1, 1], [5, 20]), "b")], "toy")
+
+
+def test_split_counts_fractions_stratification_and_reproducibility():
+    rng = np.random.default_rng(0)
+    ds = _toy(rng)
+    train, val, test = ds.split(train=9, validation=0.5, random_state=3)
+    assert [t.n_samples for t in train] == [9, 9]
+    assert [t.n_samples for t in val] == [10, 8] and [t.n_samples for t in test] == [11, 8]
+    # stratified: task a is 2:1 negative, so 9 training examples hold 3 positives
+    assert int((train[0].y == 1).sum()) == 3
+    assert sp.isspmatrix_csr(train[1].X)
+    again = ds.split(train=9, validation=0.5, random_state=3)
+    for a, b in zip(train, again[0]):
+        assert np.array_equal(a.y, b.y)
+    idx = ds.split_indices(train=0.5, random_state=1)
+    for (tr, va, te), t in zip(idx, ds):
+        assert len(np.intersect1d(tr, te)) == 0 and len(tr) + len(te) == t.n_samples
+    with pytest.raises(ValueError, match="cannot train"):
+        ds.split(train=100)
+    with pytest.raises(ValueError, match="fraction"):
+        ds.split(train=1.5)
+
+
+def test_multiclass_tasks_and_bad_scheme():
+    X = np.arange(12.0).reshape(6, 2)
+    ds = multiclass_tasks(X, [0, 1, 2, 0, 1, 2])
+    assert ds.task_names == ["0 vs rest", "1 vs rest", "2 vs rest"]
+    assert ds[1].y.tolist() == [-1, 1, -1, -1, 1, -1]
+    with pytest.raises(ValueError, match="scheme"):
+        multiclass_tasks(X, [0, 1, 2, 0, 1, 2], scheme="all-pairs")
+
+
+def test_task_rejects_mismatched_lengths():
+    with pytest.raises(ValueError, match="rows"):
+        Task(np.zeros((3, 2)), np.ones(4), "bad")
