@@ -1,0 +1,46 @@
+"""Maximum entropy discrimination (MED): the dual, the log bound, solvers and estimators.
+
+Layout (mirrors the mathematics of Jebara, JMLR 2011):
+
+* :mod:`medmtl.med.dual` - :class:`MEDDual`, the one concave dual every MED model reduces to,
+  and its builders (SVM, feature / kernel selection, adaptive pooling, regression).
+* :mod:`medmtl.med.bound` - Theorem 1's quadratic bound (switch posterior, curvature G).
+* :mod:`medmtl.med.solvers` - ``solve(dual, method=...)``: ``"bound"`` (Algorithm 1) and
+  ``"direct"`` (CVXPY); new methods plug in with ``register_method``.
+* :mod:`medmtl.med.estimators` - the scikit-learn style estimators.
+"""
+
+from .dual import (
+    MEDDual,
+    adaptive_pooling_dual,
+    factorize_gram,
+    feature_selection_dual,
+    kernel_selection_dual,
+    svm_dual,
+)
+from .estimators import (
+    AdaptivePoolingClassifier,
+    MEDClassifier,
+    MEDRegressor,
+    MultiTaskMEDClassifier,
+    MultiTaskMEDRegressor,
+)
+from .solvers import METHODS, MEDSolution, register_method, solve
+
+__all__ = [
+    "MEDDual",
+    "svm_dual",
+    "feature_selection_dual",
+    "kernel_selection_dual",
+    "adaptive_pooling_dual",
+    "factorize_gram",
+    "solve",
+    "register_method",
+    "METHODS",
+    "MEDSolution",
+    "MEDClassifier",
+    "MEDRegressor",
+    "MultiTaskMEDClassifier",
+    "MultiTaskMEDRegressor",
+    "AdaptivePoolingClassifier",
+]

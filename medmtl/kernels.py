@@ -1,0 +1,334 @@
+"""Mercer kernels and banks of them for MED kernel selection.
+
+A kernel is anything callable as ``k(A, B) -> Gram matrix`` of shape
+``(A.shape[0], B.shape[0])``. The classes here add two things the MED solvers use: a name,
+and, where one exists, an explicit feature map (``feature_map(X)``) so that a linear or
+per-feature kernel is handled in feature space and no n x n matrix is ever formed.
+
+Linear and polynomial kernels accept dense arrays and ``scipy.sparse`` matrices alike.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import euclidean_distances
+
+__all__ = [
+    "Kernel",
+    "LinearKernel",
+    "PolynomialKernel",
+    "RBFKernel",
+    "PerFeatureKernel",
+    "ScaledKernel",
+    "CallableKernel",
+    "get_kernel",
+    "get_kernels",
+    "rbf_bank",
+    "polynomial_bank",
+    "per_feature_kernels",
+    "gram",
+]
+
+
+def _dot(A, B):
+    """``A @ B.T`` as a dense array for dense or sparse inputs."""
+    out = A @ B.T
+    if sp.issparse(out):
+        out = out.toarray()
+    return np.asarray(out, dtype=float)
+
+
+def _squared_distances(A, B):
+    """Squared Euclidean distances between rows; plain BLAS for dense inputs.
+
+    scikit-learn's ``euclidean_distances`` handles sparse inputs; for dense ones its input
+    validation costs more than the product itself on the small per-task blocks MED uses.
+    """
+    if sp.issparse(A) or sp.issparse(B):
+        return euclidean_distances(A, B, squared=True)
+    A = np.asarray(A, dtype=float)
+    B = np.asarray(B, dtype=float)
+    d2 = np.einsum("ij,ij->i", A, A)[:, None] + np.einsum("ij,ij->i", B, B)[None, :] - 2.0 * (A @ B.T)
+    np.maximum(d2, 0.0, out=d2)
+    if A is B or (A.shape == B.shape and np.shares_memory(A, B) and np.array_equal(A, B)):
+        np.fill_diagonal(d2, 0.0)
+    return d2
+
+
+class Kernel:
+    """Base class: a named kernel ``k(A, B)``; subclasses implement ``__call__``.
+
+    ``feature_map(X)`` returns an explicit feature matrix ``F`` with ``k(A, B) = F(A) F(B)^T``
+    when one is cheap, else ``None``.
+    """
+
+    name = "kernel"
+
+    def __call__(self, A, B):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def feature_map(self, X):
+        return None
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.name!r})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.name))
+
+
+class LinearKernel(Kernel):
+    """``k(a, b) = <a, b>``.
+
+    Examples
+    --------
+    >>> LinearKernel()(np.eye(2), np.ones((1, 2)))
+    array([[1.],
+           [1.]])
+    """
+
+    name = "linear"
+
+    def __call__(self, A, B):
+        return _dot(A, B)
+
+    def feature_map(self, X):
+        return X
+
+
+class PolynomialKernel(Kernel):
+    """``k(a, b) = (gamma <a, b> + coef0) ** degree``.
+
+    Parameters
+    ----------
+    degree : int, default=3
+    gamma : float, default=1.0
+    coef0 : float, default=1.0
+
+    Examples
+    --------
+    >>> PolynomialKernel(degree=2)(np.array([[1.0, 2.0]]), np.array([[1.0, 0.0]]))
+    array([[4.]])
+    """
+
+    def __init__(self, degree=3, gamma=1.0, coef0=1.0):
+        if not isinstance(degree, numbers.Integral) or degree < 1:
+            raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
+        if not np.isfinite(gamma) or gamma <= 0:
+            raise ValueError(f"gamma must be > 0, got {gamma!r}")
+        self.degree, self.gamma, self.coef0 = int(degree), float(gamma), float(coef0)
+        self.name = f"poly{self.degree}"
+
+    def __call__(self, A, B):
+        return (self.gamma * _dot(A, B) + self.coef0) ** self.degree
+
+
+class RBFKernel(Kernel):
+    """``k(a, b) = exp(-gamma ||a - b||^2)``.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+
+    Examples
+    --------
+    >>> RBFKernel(gamma=0.5)(np.zeros((1, 2)), np.array([[1.0, 1.0]]))
+    array([[0.36787944]])
+    """
+
+    def __init__(self, gamma=1.0):
+        if not np.isfinite(gamma) or gamma <= 0:
+            raise ValueError(f"gamma must be > 0, got {gamma!r}")
+        self.gamma = float(gamma)
+        self.name = f"rbf{self.gamma:g}"
+
+    def __call__(self, A, B):
+        return np.exp(-self.gamma * _squared_distances(A, B))
+
+
+class PerFeatureKernel(Kernel):
+    """``k_d(a, b) = a[d] b[d]``: one feature's linear kernel (feature selection as kernels).
+
+    Parameters
+    ----------
+    feature : int
+        Column index ``d``.
+
+    Examples
+    --------
+    >>> PerFeatureKernel(1)(np.array([[1.0, 2.0]]), np.array([[5.0, 3.0]]))
+    array([[6.]])
+    """
+
+    def __init__(self, feature):
+        if not isinstance(feature, numbers.Integral) or feature < 0:
+            raise ValueError(f"feature must be a non-negative integer, got {feature!r}")
+        self.feature = int(feature)
+        self.name = f"x{self.feature}"
+
+    def feature_map(self, X):
+        if self.feature >= X.shape[1]:
+            raise ValueError(f"PerFeatureKernel({self.feature}) applied to {X.shape[1]} features")
+        col = X[:, [self.feature]]
+        return col
+
+    def __call__(self, A, B):
+        return _dot(self.feature_map(A), self.feature_map(B))
+
+
+class ScaledKernel(Kernel):
+    """``scale * k(a, b)`` for a kernel ``k`` and ``scale > 0``.
+
+    Examples
+    --------
+    >>> ScaledKernel(LinearKernel(), 3.0)(np.ones((1, 2)), np.ones((1, 2)))
+    array([[6.]])
+    """
+
+    def __init__(self, kernel, scale):
+        if not np.isfinite(scale) or scale <= 0:
+            raise ValueError(f"kernel scale must be > 0, got {scale!r}")
+        self.kernel = get_kernel(kernel)
+        self.scale = float(scale)
+        self.name = f"{self.scale:g}*{self.kernel.name}"
+
+    def __call__(self, A, B):
+        return self.scale * self.kernel(A, B)
+
+    def feature_map(self, X):
+        F = self.kernel.feature_map(X)
+        if F is None:
+            return None
+        return F * np.sqrt(self.scale)
+
+
+class CallableKernel(Kernel):
+    """Wrap any ``k(A, B) -> Gram`` callable, checking the shape and finiteness of its output.
+
+    Examples
+    --------
+    >>> k = CallableKernel(lambda A, B: (A @ B.T) ** 2)
+    >>> k(np.ones((2, 1)), np.ones((3, 1))).shape
+    (2, 3)
+    """
+
+    def __init__(self, func, name=None):
+        if not callable(func):
+            raise TypeError(f"a kernel must be callable; got {type(func).__name__}")
+        self.func = func
+        self.name = name or getattr(func, "__name__", "callable")
+
+    def __call__(self, A, B):
+        K = self.func(A, B)
+        if sp.issparse(K):
+            K = K.toarray()
+        K = np.asarray(K, dtype=float)
+        if K.shape != (A.shape[0], B.shape[0]):
+            raise ValueError(
+                f"kernel {self.name!r} returned shape {K.shape}; expected {(A.shape[0], B.shape[0])}"
+            )
+        if not np.all(np.isfinite(K)):
+            raise ValueError(f"kernel {self.name!r} returned NaN or infinite values")
+        return K
+
+
+_NAMED = {
+    "linear": LinearKernel,
+    "rbf": RBFKernel,
+    "poly": PolynomialKernel,
+    "polynomial": PolynomialKernel,
+}
+
+
+def get_kernel(spec):
+    """Turn a kernel specification into a :class:`Kernel`.
+
+    Parameters
+    ----------
+    spec : str, Kernel or callable
+        ``"linear"``, ``"rbf"``, ``"poly"``/``"polynomial"`` (default parameters), a Kernel,
+        or any callable ``k(A, B) -> Gram matrix``.
+
+    Examples
+    --------
+    >>> get_kernel("rbf")
+    RBFKernel('rbf1')
+    """
+    if isinstance(spec, Kernel):
+        return spec
+    if isinstance(spec, str):
+        try:
+            return _NAMED[spec.lower()]()
+        except KeyError:
+            raise ValueError(f"unknown kernel {spec!r}; use one of {sorted(_NAMED)}, a Kernel or a callable") from None
+    if callable(spec):
+        return CallableKernel(spec)
+    raise TypeError(f"kernel must be a string, a Kernel or a callable; got {type(spec).__name__}")
+
+
+def get_kernels(specs):
+    """A list of :class:`Kernel` from a list of specifications (a bank).
+
+    Examples
+    --------
+    >>> [k.name for k in get_kernels(["linear", RBFKernel(2.0)])]
+    ['linear', 'rbf2']
+    """
+    if isinstance(specs, (str, Kernel)) or callable(specs):
+        raise TypeError("kernels must be a list of kernels (a bank), not a single kernel")
+    kernels = [get_kernel(s) for s in specs]
+    if not kernels:
+        raise ValueError("the kernel bank is empty")
+    return kernels
+
+
+def rbf_bank(gammas):
+    """RBF kernels, one per ``gamma``.
+
+    Examples
+    --------
+    >>> [k.name for k in rbf_bank([0.1, 1.0])]
+    ['rbf0.1', 'rbf1']
+    """
+    return [RBFKernel(g) for g in gammas]
+
+
+def polynomial_bank(degrees, gamma=1.0, coef0=1.0):
+    """Polynomial kernels, one per degree.
+
+    Examples
+    --------
+    >>> [k.name for k in polynomial_bank([1, 2])]
+    ['poly1', 'poly2']
+    """
+    return [PolynomialKernel(d, gamma, coef0) for d in degrees]
+
+
+def per_feature_kernels(n_features):
+    """The ``n_features`` per-feature linear kernels ``k_d(a, b) = a[d] b[d]``.
+
+    Examples
+    --------
+    >>> len(per_feature_kernels(3))
+    3
+    """
+    return [PerFeatureKernel(d) for d in range(int(n_features))]
+
+
+def gram(kernel, A, B=None):
+    """Gram matrix of ``kernel`` between the rows of ``A`` and ``B`` (default ``A``).
+
+    Examples
+    --------
+    >>> gram("linear", np.eye(2))
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    kernel = get_kernel(kernel)
+    return kernel(A, A if B is None else B)

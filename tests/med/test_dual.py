@@ -1,0 +1,170 @@
+"""The factored dual against naive formulas written from the JMLR paper's equations."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from medmtl.kernels import LinearKernel, RBFKernel, gram
+from medmtl.med.dual import (
+    MEDDual,
+    adaptive_pooling_dual,
+    factorize_gram,
+    feature_selection_dual,
+    kernel_selection_dual,
+    svm_dual,
+)
+from med_testdata import BANK, cached_duals, make_regression_tasks, make_tasks
+
+
+def random_feasible(dual, rng):
+    return dual.project(rng.uniform(0, 1, size=dual.n) * dual.hi)
+
+
+def naive_J(lam, c, H0, Hs, alpha):
+    J = c @ lam
+    if H0 is not None:
+        J -= 0.5 * lam @ H0 @ lam
+    for H in Hs:
+        J -= np.log(alpha + np.exp(0.5 * lam @ H @ lam)) - np.log(alpha + 1)
+    return J
+
+
+def blockdiag(blocks):
+    return sp.block_diag(blocks).toarray()
+
+
+def test_multitask_feature_selection_matches_paper_formula():
+    Xs, ys = make_tasks(M=3, T=8, D=4, seed=0)
+    alpha = 1.7
+    dual = feature_selection_dual(Xs, ys, C=2.0, alpha=alpha)
+    # JMLR Section 6: H_d[(m,t),(n,tau)] = delta_mn y x(d) y' x'(d).
+    Hs = [blockdiag([np.outer(y * X[:, d], y * X[:, d]) for X, y in zip(Xs, ys)]) for d in range(4)]
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        lam = random_feasible(dual, rng)
+        assert dual.objective(lam) == pytest.approx(naive_J(lam, np.ones(dual.n), None, Hs, alpha), rel=1e-12)
+        q = np.array([0.5 * lam @ H @ lam for H in Hs])
+        np.testing.assert_allclose(dual.switch_posterior(lam), 1 / (1 + alpha * np.exp(-q)), rtol=1e-12)
+    assert dual.objective(np.zeros(dual.n)) == 0.0
+
+
+def test_kernel_selection_and_pooling_match_paper_formula():
+    Xs, ys = make_tasks(M=2, T=7, D=3, seed=1)
+    alpha = 0.8
+    dual = kernel_selection_dual(Xs, ys, BANK, C=1.0, alpha=alpha)
+    Hs = [blockdiag([np.outer(y, y) * gram(k, X) for X, y in zip(Xs, ys)]) for k in BANK]
+    pool = adaptive_pooling_dual(Xs, ys, RBFKernel(0.3), C=1.0, alpha=alpha, shared_scale=0.5, task_scale=4.0)
+    Xall, yall = np.vstack(Xs), np.concatenate(ys)
+    H0 = 0.5 * np.outer(yall, yall) * gram(RBFKernel(0.3), Xall)
+    Hp = []
+    for m, (X, y) in enumerate(zip(Xs, ys)):
+        blocks = [np.zeros((len(yy), len(yy))) for yy in ys]
+        blocks[m] = 4.0 * np.outer(y, y) * gram(RBFKernel(0.3), X)
+        Hp.append(blockdiag(blocks))
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        lam = random_feasible(dual, rng)
+        assert dual.objective(lam) == pytest.approx(naive_J(lam, np.ones(dual.n), None, Hs, alpha), rel=1e-9)
+        assert pool.objective(lam) == pytest.approx(naive_J(lam, np.ones(dual.n), H0, Hp, alpha), rel=1e-9)
+
+
+def test_regression_matches_paper_formula():
+    Xs, ys = make_regression_tasks(M=2, T=6, D=3, seed=3)
+    eps, alpha = 0.2, 1.3
+    dual = feature_selection_dual(Xs, ys, C=1.0, alpha=alpha, regression=True, epsilon=eps)
+    rng = np.random.default_rng(2)
+    lam = random_feasible(dual, rng)
+    # JMLR Section 9, per task [lam; lam*]: y(lam - lam*) - eps(lam + lam*) - sum_d log-terms.
+    J = 0.0
+    betas = []
+    for m, (X, y) in enumerate(zip(Xs, ys)):
+        g = dual.groups[m]
+        l, ls = lam[g][:6], lam[g][6:]
+        J += y @ (l - ls) - eps * np.sum(l + ls)
+        betas.append((l, ls))
+    for d in range(3):
+        q = 0.5 * sum((X[:, d] @ (l - ls)) ** 2 for X, (l, ls) in zip(Xs, betas))
+        J -= np.log(alpha + np.exp(q)) - np.log(alpha + 1)
+    assert dual.objective(lam) == pytest.approx(J, rel=1e-12)
+    for m, g in enumerate(dual.groups):
+        assert dual.a[g] @ lam[g] == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["svm", "single_fs", "multi_ks", "pooling", "multi_regression"])
+def test_gradient_matches_finite_differences(name):
+    dual = cached_duals()[name]
+    rng = np.random.default_rng(7)
+    lam = random_feasible(dual, rng) * 0.3
+    g = dual.gradient(lam)
+    h = 1e-6
+    for i in rng.choice(dual.n, size=6, replace=False):
+        e = np.zeros(dual.n)
+        e[i] = h
+        fd = (dual.objective(lam + e) - dual.objective(lam - e)) / (2 * h)
+        assert g[i] == pytest.approx(fd, rel=1e-5, abs=1e-6)
+
+
+def test_sparse_and_dense_give_the_same_dual():
+    Xs, ys = make_tasks(M=2, T=10, D=5, seed=4)
+    Xs[0][:, 1] = 0.0
+    dense = feature_selection_dual(Xs, ys, C=1.0, alpha=1.0)
+    sparse = feature_selection_dual([sp.csr_matrix(X) for X in Xs], ys, C=1.0, alpha=1.0)
+    lam = random_feasible(dense, np.random.default_rng(0))
+    assert dense.objective(lam) == pytest.approx(sparse.objective(lam), rel=1e-13)
+    np.testing.assert_allclose(dense.gradient(lam), sparse.gradient(lam), rtol=1e-12, atol=1e-14)
+
+
+def test_project_gives_feasible_points():
+    dual = cached_duals()["multi_regression"]
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        x = dual.project(rng.normal(size=dual.n) * 3)
+        assert np.all(x >= dual.lo) and np.all(x <= dual.hi)
+        for g in dual.groups:
+            assert abs(dual.a[g] @ x[g]) <= 1e-12 * max(1, np.abs(x[g]).sum())
+    # A feasible point is its own projection.
+    z = dual.project(rng.uniform(0, 1, dual.n))
+    np.testing.assert_allclose(dual.project(z), z, atol=1e-14)
+
+
+def test_intercept_is_kkt_bias_for_svm():
+    # Free multipliers satisfy y_t (f0(x_t) + b) = 1, so b = y_t - f0(x_t).
+    Xs, ys = make_tasks(M=1, T=12, D=2, seed=6)
+    X, y = Xs[0], ys[0]
+    dual = svm_dual([X], [y], LinearKernel(), C=10.0)
+    lam = dual.project(np.full(12, 0.5))
+    f0 = X @ X.T @ (y * lam)
+    b = dual.intercepts(lam)[0]
+    assert b == pytest.approx(np.mean(y - f0), rel=1e-12)
+
+
+def test_intercept_midpoint_when_no_free_multiplier():
+    d = MEDDual(c=[1.0, 1.0], lo=0, hi=1.0, a=[1.0, -1.0], groups=[np.arange(2)],
+                Phi0=np.array([[0.1], [0.1]]))
+    # Both at the upper bound: the allowed interval for b is [grad_2/a_2, grad_1/a_1].
+    lam = np.array([1.0, 1.0])
+    g = d.gradient(lam)
+    assert d.intercepts(lam)[0] == pytest.approx(0.5 * (g[0] / 1.0 + g[1] / -1.0))
+
+
+def test_factorize_gram_and_non_psd():
+    K = gram(RBFKernel(0.5), np.random.default_rng(0).normal(size=(9, 2)))
+    L = factorize_gram(K)
+    np.testing.assert_allclose(L @ L.T, K, atol=1e-9)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        factorize_gram(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(ValueError, match="symmetric"):
+        factorize_gram(np.array([[1.0, 0.5], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        kernel_selection_dual(*make_tasks(M=1, T=5, D=2), [lambda A, B: -(A @ B.T)], C=1.0)
+
+
+def test_bad_dual_specs():
+    with pytest.raises(ValueError, match="partition"):
+        MEDDual(c=[1, 1], lo=0, hi=1, a=[1, -1], groups=[np.array([0])])
+    with pytest.raises(ValueError, match="lo <= 0 <= hi"):
+        MEDDual(c=[1, 1], lo=0.5, hi=1, a=[1, -1], groups=[np.arange(2)])
+    with pytest.raises(ValueError, match="alpha"):
+        MEDDual(c=[1, 1], lo=0, hi=1, a=[1, -1], groups=[np.arange(2)], alpha=-1.0)
+    with pytest.raises(ValueError, match="rows"):
+        MEDDual(c=[1, 1], lo=0, hi=1, a=[1, -1], groups=[np.arange(2)], Phi0=np.ones((3, 1)))

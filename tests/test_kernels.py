@@ -1,0 +1,94 @@
+"""Kernels against naive double loops; dense and sparse inputs; specifications and errors."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from medmtl.kernels import (
+    CallableKernel,
+    Kernel,
+    LinearKernel,
+    PerFeatureKernel,
+    PolynomialKernel,
+    RBFKernel,
+    ScaledKernel,
+    get_kernel,
+    get_kernels,
+    gram,
+    per_feature_kernels,
+    polynomial_bank,
+    rbf_bank,
+)
+
+rng = np.random.default_rng(0)
+A = rng.normal(size=(5, 4))
+B = rng.normal(size=(3, 4))
+A[A < -0.5] = 0.0  # some zeros so the sparse path has structure
+
+
+def naive(fn):
+    return np.array([[fn(a, b) for b in B] for a in A])
+
+
+@pytest.mark.parametrize("kernel, fn", [
+    (LinearKernel(), lambda a, b: sum(x * y for x, y in zip(a, b))),
+    (PolynomialKernel(3, gamma=0.5, coef0=2.0), lambda a, b: (0.5 * sum(x * y for x, y in zip(a, b)) + 2.0) ** 3),
+    (RBFKernel(0.7), lambda a, b: np.exp(-0.7 * sum((x - y) ** 2 for x, y in zip(a, b)))),
+    (PerFeatureKernel(2), lambda a, b: a[2] * b[2]),
+    (ScaledKernel(RBFKernel(0.1), 4.0), lambda a, b: 4.0 * np.exp(-0.1 * sum((x - y) ** 2 for x, y in zip(a, b)))),
+])
+def test_kernels_match_naive_loops_dense_and_sparse(kernel, fn):
+    ref = naive(fn)
+    np.testing.assert_allclose(kernel(A, B), ref, rtol=1e-12, atol=1e-12)
+    out = kernel(sp.csr_matrix(A), sp.csr_matrix(B))
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", [LinearKernel(), PerFeatureKernel(1), ScaledKernel("linear", 2.5)])
+def test_feature_maps_reproduce_the_kernel(kernel):
+    FA, FB = kernel.feature_map(A), kernel.feature_map(B)
+    np.testing.assert_allclose(FA @ FB.T, kernel(A, B), rtol=1e-12)
+    assert RBFKernel().feature_map(A) is None
+
+
+def test_specifications():
+    assert isinstance(get_kernel("linear"), LinearKernel)
+    assert isinstance(get_kernel("RBF"), RBFKernel)
+    assert isinstance(get_kernel("poly"), PolynomialKernel)
+    k = RBFKernel(2.0)
+    assert get_kernel(k) is k
+    c = get_kernel(lambda X, Y: X @ Y.T)
+    assert isinstance(c, CallableKernel) and isinstance(c, Kernel)
+    np.testing.assert_allclose(c(A, B), A @ B.T)
+    assert [k.name for k in rbf_bank([0.5, 2])] == ["rbf0.5", "rbf2"]
+    assert [k.degree for k in polynomial_bank([1, 2, 3, 4])] == [1, 2, 3, 4]
+    assert [k.feature for k in per_feature_kernels(3)] == [0, 1, 2]
+    assert len(get_kernels(["linear", k, lambda X, Y: X @ Y.T])) == 3
+    np.testing.assert_allclose(gram("linear", A), A @ A.T)
+    assert RBFKernel(1.0) == RBFKernel(1.0) and RBFKernel(1.0) != RBFKernel(2.0)
+
+
+def test_bad_kernels():
+    with pytest.raises(ValueError, match="unknown kernel"):
+        get_kernel("sigmoidal")
+    with pytest.raises(TypeError):
+        get_kernel(3)
+    with pytest.raises(ValueError, match="gamma"):
+        RBFKernel(-1.0)
+    with pytest.raises(ValueError, match="degree"):
+        PolynomialKernel(0)
+    with pytest.raises(ValueError, match="scale"):
+        ScaledKernel("linear", 0.0)
+    with pytest.raises(ValueError, match="feature"):
+        PerFeatureKernel(-1)
+    with pytest.raises(ValueError, match="applied to"):
+        PerFeatureKernel(9)(A, B)
+    with pytest.raises(ValueError, match="shape"):
+        CallableKernel(lambda X, Y: np.ones((2, 2)))(A, B)
+    with pytest.raises(ValueError, match="NaN"):
+        CallableKernel(lambda X, Y: np.full((X.shape[0], Y.shape[0]), np.nan))(A, B)
+    with pytest.raises(TypeError, match="bank"):
+        get_kernels("linear")
+    with pytest.raises(ValueError, match="empty"):
+        get_kernels([])
