@@ -5,6 +5,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
+# Parallelism comes from processes (pytest-xdist, the grid runner); one BLAS thread each keeps
+# the many small dense operations from spinning threads on a busy 2-core machine.
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+
 .PHONY: demo test install clean
 
 $(BIN)/python:

@@ -117,9 +117,7 @@ class PairFeedbackOracle(LabelOracle):
         n_classes = int(labels.max()) + 1 if n_classes is None else int(n_classes)
         self.pairs = one_vs_one_pairs(n_classes)
         answers = [np.where(labels == a, 1, np.where(labels == b, -1, 0)) for a, b in self.pairs]
-        # The parent checks {-1, +1} labels; hand it placeholders, then keep the ternary answers.
-        super().__init__([np.where(v == 0, 1, v) for v in answers], budget=budget)
-        self._labels = [v.astype(np.int64) for v in answers]
+        super().__init__(answers, budget=budget, allow_zero=True)
 
 
 def round_robin_predict(margins, n_classes, random_state=None):

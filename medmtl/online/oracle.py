@@ -15,6 +15,13 @@ from medmtl._validation import check_pm1_labels
 __all__ = ["LabelOracle", "BudgetExhausted"]
 
 
+def _check_ternary(y, name):
+    y = np.asarray(y)
+    if y.ndim != 1 or y.dtype.kind not in "iuf" or not np.all(np.isin(y, (-1, 0, 1))):
+        raise ValueError(f"{name} must be a 1-D array of answers in {{-1, 0, +1}}")
+    return y.astype(np.int64)
+
+
 class BudgetExhausted(RuntimeError):
     """Raised when a label is requested after the query budget is spent."""
 
@@ -28,6 +35,8 @@ class LabelOracle:
         The labels of each task's examples, in {-1, +1}.
     budget : int or None, default=None
         The largest number of queries allowed in total; ``None`` for no limit.
+    allow_zero : bool, default=False
+        Also accept the answer 0 ("neither"), as the one-vs-one bandit annotator gives.
 
     Attributes
     ----------
@@ -47,8 +56,9 @@ class LabelOracle:
     [0, 1]
     """
 
-    def __init__(self, ys, budget=None):
-        self._labels = [check_pm1_labels(y, name=f"ys[{j}]") for j, y in enumerate(ys)]
+    def __init__(self, ys, budget=None, allow_zero=False):
+        check = _check_ternary if allow_zero else check_pm1_labels
+        self._labels = [check(y, name=f"ys[{j}]") for j, y in enumerate(ys)]
         if budget is not None and (int(budget) != budget or budget < 0):
             raise ValueError(f"budget must be a non-negative integer or None, got {budget!r}")
         self.budget = None if budget is None else int(budget)

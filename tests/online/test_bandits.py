@@ -210,3 +210,13 @@ def test_bad_inputs():
         Banditron().fit(np.full((5, 2), np.nan), [0, 1, 0, 1, 0])
     with pytest.raises(RuntimeError, match="not fitted"):
         OneVsRestBandit().predict(X)
+
+
+def test_plain_oracle_rejects_zero_answers_unless_allowed():
+    import pytest
+
+    from medmtl.online.oracle import LabelOracle
+
+    with pytest.raises(ValueError, match="-1, \\+1"):
+        LabelOracle([[1, 0, -1]])
+    assert LabelOracle([[1, 0, -1]], allow_zero=True).query(0, 1) == 0
