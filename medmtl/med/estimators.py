@@ -217,13 +217,16 @@ class MEDClassifier(_SingleTaskMixin, ClassifierMixin, _MEDBase):
         Prior probability of a switch being on; ``alpha = (1 - rho) / rho``. Not with alpha.
     C : float, default=1.0
         Upper bound on the multipliers (slack penalty).
-    method : str, default="bound"
-        ``"bound"`` (Algorithm 1) or ``"direct"`` (CVXPY), or any registered method.
+    method : str, default="auto"
+        ``"auto"`` (the fastest correct method: Newton, or the direct QP for a narrow
+        quadratic dual), ``"newton"`` (projected Newton, SMO subproblems), ``"bound"``
+        (Algorithm 1) or ``"direct"`` (CVXPY, exponential cone), or any registered method.
     solver : str, optional
         Inner QP solver for ``"bound"`` (default ``"OSQP"``) or the CVXPY solver for
         ``"direct"`` (default ``"CLARABEL"``).
     max_iter : int, default=1000
-        Iterations of Algorithm 1; reaching it gives a ConvergenceWarning.
+        Outer iterations (Algorithm 1's bound steps, Newton steps); reaching it gives a
+        ConvergenceWarning.
     tol : float, default=1e-12
         Relative gain in J below which Algorithm 1 stops.
     solver_options : dict, optional
@@ -264,7 +267,7 @@ class MEDClassifier(_SingleTaskMixin, ClassifierMixin, _MEDBase):
     """
 
     def __init__(self, kernel="linear", selection=None, kernels=None, alpha=None, rho=None, C=1.0,
-                 method="bound", solver=None, max_iter=1000, tol=1e-12, solver_options=None,
+                 method="auto", solver=None, max_iter=1000, tol=1e-12, solver_options=None,
                  warm_start=False):
         self.kernel = kernel
         self.selection = selection
@@ -346,7 +349,7 @@ class MEDRegressor(_SingleTaskMixin, RegressorMixin, _MEDBase):
     """
 
     def __init__(self, kernel="linear", selection=None, kernels=None, alpha=None, rho=None, C=1.0,
-                 epsilon=0.1, method="bound", solver=None, max_iter=1000, tol=1e-12,
+                 epsilon=0.1, method="auto", solver=None, max_iter=1000, tol=1e-12,
                  solver_options=None, warm_start=False):
         self.kernel = kernel
         self.selection = selection
@@ -504,7 +507,7 @@ class MultiTaskMEDClassifier(_MultiTaskBase):
     """
 
     def __init__(self, selection="features", kernels=None, kernel="linear", alpha=None, rho=None,
-                 C=1.0, method="bound", solver=None, max_iter=1000, tol=1e-12,
+                 C=1.0, method="auto", solver=None, max_iter=1000, tol=1e-12,
                  solver_options=None, warm_start=False):
         self.selection = selection
         self.kernels = kernels
@@ -579,7 +582,7 @@ class MultiTaskMEDRegressor(_MultiTaskBase):
     _regression = True
 
     def __init__(self, selection="features", kernels=None, kernel="linear", alpha=None, rho=None,
-                 C=1.0, epsilon=0.1, method="bound", solver=None, max_iter=1000, tol=1e-12,
+                 C=1.0, epsilon=0.1, method="auto", solver=None, max_iter=1000, tol=1e-12,
                  solver_options=None, warm_start=False):
         self.selection = selection
         self.kernels = kernels
@@ -656,7 +659,7 @@ class AdaptivePoolingClassifier(_MultiTaskBase):
     """
 
     def __init__(self, kernel="linear", shared_scale=1.0, task_scale=None, alpha=None, rho=None,
-                 C=1.0, method="bound", solver=None, max_iter=1000, tol=1e-12,
+                 C=1.0, method="auto", solver=None, max_iter=1000, tol=1e-12,
                  solver_options=None, warm_start=False):
         self.kernel = kernel
         self.shared_scale = shared_scale

@@ -278,7 +278,8 @@ def test_bad_input_single_task():
     with pytest.raises(ValueError, match="epsilon"):
         MEDRegressor(epsilon=-1.0).fit(X, X[:, 0])
     with pytest.raises(RuntimeError, match="OSQP"):
-        MEDClassifier(selection="features", solver_options={"max_iter": 1, "fallback": False}).fit(X, y)
+        MEDClassifier(selection="features", method="bound",
+                      solver_options={"max_iter": 1, "fallback": False}).fit(X, y)
 
 
 def test_bad_input_multitask():

@@ -20,16 +20,17 @@ True
 
 from __future__ import annotations
 
-from ._common import MEDSolution, installed_solvers
+from ._common import MEDSolution, check_cvxpy_solver, installed_solvers
 from .bound import solve_bound
 from .direct import solve_direct
+from .newton import solve_auto, solve_newton
 
 __all__ = ["solve", "register_method", "METHODS", "DEFAULT_SOLVERS", "MEDSolution",
-           "installed_solvers", "solve_bound", "solve_direct"]
+           "installed_solvers", "solve_bound", "solve_direct", "solve_newton", "solve_auto"]
 
-METHODS = {"bound": solve_bound, "direct": solve_direct}
-DEFAULT_SOLVERS = {"bound": "OSQP", "direct": "CLARABEL"}
-DEFAULT_METHOD = "bound"
+METHODS = {"bound": solve_bound, "direct": solve_direct, "newton": solve_newton, "auto": solve_auto}
+DEFAULT_SOLVERS = {"bound": "OSQP", "direct": "CLARABEL", "newton": None, "auto": None}
+DEFAULT_METHOD = "auto"
 
 
 def register_method(name, func, default_solver=None):
@@ -47,8 +48,10 @@ def solve(dual, method=None, solver=None, warm_start=None, max_iter=None, tol=No
     Parameters
     ----------
     dual : MEDDual
-    method : str, default="bound"
-        A key of ``METHODS``: ``"bound"`` (Algorithm 1) or ``"direct"`` (CVXPY).
+    method : str, default="auto"
+        A key of ``METHODS``: ``"bound"`` (Algorithm 1), ``"direct"`` (CVXPY, exponential
+        cone), ``"newton"`` (projected Newton with SMO subproblems) or ``"auto"`` (Newton,
+        or the direct QP for a narrow quadratic dual).
     solver : str, optional
         The (inner) solver name; ``None`` takes the method's default.
     warm_start : ndarray of shape (n,), optional
@@ -65,6 +68,10 @@ def solve(dual, method=None, solver=None, warm_start=None, max_iter=None, tol=No
     method = DEFAULT_METHOD if method is None else method
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; available: {sorted(METHODS)}")
+    if solver is not None:
+        # every method validates a named solver, even one (newton, auto) that does not use it,
+        # so a typo is an error rather than silently ignored
+        check_cvxpy_solver(solver)
     kw = dict(kwargs)
     if max_iter is not None:
         kw["max_iter"] = max_iter
