@@ -1,0 +1,300 @@
+"""Du, Zhuang, He and Shi (ICDM 2012): MTS3FLC on the orderly 4-task 20 Newsgroups problems.
+
+- ``mts3flc-table3``: Table III, accuracy against the number k_s of shared topics (K = 20),
+  with the single-task and pooled logistic-regression baselines.
+- ``mts3flc-fig1``: Fig. 1, accuracy against the labelled documents per task.
+- ``mts3flc-topics``: Table IV, the most probable words of common and task-specific topics.
+
+Every (problem, labelled size, run, method) is one cell of :func:`run_grid`. Accuracy is on
+the unlabelled documents of each task (transduction), averaged over the four tasks.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from medmtl.experiments.registry import register
+from medmtl.experiments.result import ExperimentResult
+from medmtl.experiments.runner import run_grid
+
+__all__ = ["PAPER_TABLE3", "K_SHARED_GRID", "PROBLEMS", "run_cell"]
+
+PROBLEMS = ["comp-rec", "comp-talk", "sci-rec", "rec-talk", "sci-talk", "sci-comp"]
+PROBLEM_TITLES = {p: p.replace("-", " vs ") for p in PROBLEMS}
+# Table III uses 6 labelled documents per task for the first three problems, 14 for the rest.
+TABLE3_LABELED = {"comp-rec": 6, "comp-talk": 6, "sci-rec": 6, "rec-talk": 14, "sci-talk": 14, "sci-comp": 14}
+K_SHARED_GRID = [0, 3, 5, 7, 10, 13, 16, 18, 20]
+N_TOPICS = 20
+
+# Table III of the paper, accuracy (%) per problem (order of PROBLEMS) and the average.
+PAPER_TABLE3 = {
+    "LG": [81.28, 82.58, 77.74, 86.89, 82.91, 82.76, 82.36],
+    "pooled LG": [82.06, 87.80, 75.20, 85.90, 81.66, 79.13, 81.96],
+    "k_s=0": [92.80, 91.43, 91.50, 91.39, 85.99, 85.49, 89.77],
+    "k_s=3": [96.56, 94.86, 95.12, 95.82, 91.28, 92.87, 94.42],
+    "k_s=5": [96.59, 95.60, 95.22, 96.10, 92.06, 92.86, 94.74],
+    "k_s=7": [96.47, 94.47, 95.17, 95.36, 91.52, 92.62, 94.27],
+    "k_s=10": [96.33, 94.36, 95.81, 94.50, 91.17, 92.82, 94.17],
+    "k_s=13": [95.89, 94.30, 95.46, 94.49, 91.14, 91.82, 93.85],
+    "k_s=16": [95.65, 94.10, 95.04, 94.57, 90.05, 91.43, 93.47],
+    "k_s=18": [95.81, 93.87, 95.30, 94.56, 89.82, 91.67, 93.51],
+    "k_s=20": [95.00, 92.81, 95.11, 94.42, 89.17, 90.76, 92.88],
+}
+
+# Quick runs: one problem, a subsample of the posts, fewer runs and grid points.
+_QUICK_DOCS_PER_GROUP = 80
+_QUICK_MIN_DF = 5
+
+
+def _dataset(problem, quick):
+    from medmtl.datasets.newsgroups_tasks import orderly_problem
+
+    first, second = problem.split("-")
+    if quick:
+        return orderly_problem(first, second, min_df=_QUICK_MIN_DF, max_docs_per_group=_QUICK_DOCS_PER_GROUP)
+    return orderly_problem(first, second)
+
+
+def _split(ds, n_labeled, seed):
+    idx = ds.split_indices(train=n_labeled, random_state=seed)
+    XL = [t.X[i[0]] for t, i in zip(ds.tasks, idx)]
+    yL = [t.y[i[0]] for t, i in zip(ds.tasks, idx)]
+    XU = [t.X[i[2]] for t, i in zip(ds.tasks, idx)]
+    yU = [t.y[i[2]] for t, i in zip(ds.tasks, idx)]
+    return XL, yL, XU, yU
+
+
+def _accuracies(predictions, ys):
+    return [float(np.mean(np.asarray(p) == np.asarray(y))) for p, y in zip(predictions, ys)]
+
+
+def run_cell(cell):
+    """One cell: ``{"problem", "n_labeled", "run", "seed", "method", "k_s", "quick"}``.
+
+    ``method`` is ``"baselines"`` (both logistic regressions), ``"s3flc"`` or ``"mts3flc"``.
+    Returns ``{name: [accuracy per task]}``.
+    """
+    from medmtl.nmtf import MTS3FLC, S3FLC, PooledLogisticRegression, SingleTaskLogisticRegression
+
+    quick = cell["quick"]
+    ds = _dataset(cell["problem"], quick)
+    split_seed = 1_000_003 * cell["seed"] + 1009 * cell["run"] + cell["n_labeled"]
+    XL, yL, XU, yU = _split(ds, cell["n_labeled"], split_seed)
+    model_seed = split_seed + 7
+    extra = {"plsa_max_iter": 20} if quick else {}
+    with warnings.catch_warnings():
+        # 20 iterations is the paper's budget, not a convergence test.
+        warnings.simplefilter("ignore", category=Warning)
+        if cell["method"] == "baselines":
+            return {"LG": _accuracies(SingleTaskLogisticRegression().fit(XL, yL).predict(XU), yU),
+                    "pooled LG": _accuracies(PooledLogisticRegression().fit(XL, yL).predict(XU), yU)}
+        if cell["method"] == "s3flc" or cell["k_s"] == 0:
+            model = S3FLC(n_topics=N_TOPICS, random_state=model_seed, **extra)
+        else:
+            model = MTS3FLC(n_topics=N_TOPICS, n_shared_topics=cell["k_s"], random_state=model_seed, **extra)
+        model.fit(XL, yL, XU)
+    return {cell["method"]: _accuracies(model.transduction_, yU)}
+
+
+def _mean_std(values):
+    values = np.asarray(values, float) * 100.0
+    return float(values.mean()), float(values.std())
+
+
+@register("mts3flc-table3", "Du et al. ICDM 2012 Table III: accuracy vs shared topics k_s, 20 Newsgroups")
+def table3(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
+           use_cache=True, seed=0, runs=None):
+    """Table III: six problems, K = 20, k_s over the grid, 6 or 14 labelled documents per task."""
+    problems = ["comp-rec"] if quick else PROBLEMS
+    k_grid = [0, 5, 20] if quick else K_SHARED_GRID
+    runs = runs if runs is not None else (2 if quick else 30)
+    cells = []
+    for p in problems:
+        for r in range(runs):
+            base = {"problem": p, "n_labeled": TABLE3_LABELED[p], "run": r, "seed": seed, "quick": quick}
+            cells.append({**base, "method": "baselines", "k_s": None})
+            cells += [{**base, "method": "s3flc" if k == 0 else "mts3flc", "k_s": k} for k in k_grid]
+    out = run_grid(run_cell, cells, name="mts3flc-table3", n_jobs=n_jobs, backend=backend,
+                   scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
+    methods = ["LG", "pooled LG"] + [f"k_s={k}" for k in k_grid]
+    per = {m: {p: [] for p in problems} for m in methods}  # run means of the task accuracies
+    for cell, res in zip(cells, out):
+        for name, accs in res.items():
+            key = name if cell["method"] == "baselines" else f"k_s={cell['k_s']}"
+            per[key][cell["problem"]].append(np.mean(accs))
+    measured, spread = {}, {}
+    for m in methods:
+        stats = [_mean_std(per[m][p]) for p in problems]
+        runs_avg = np.mean([per[m][p] for p in problems], axis=0)  # average over problems, per run
+        measured[m] = [s[0] for s in stats] + [float(np.mean(runs_avg) * 100)]
+        spread[m] = [s[1] for s in stats] + [float(np.std(runs_avg) * 100)]
+    cols = [PROBLEMS.index(p) for p in problems] + [6]
+    paper = {m: ([PAPER_TABLE3[m][c] for c in cols] if not quick else [None] * len(cols)) for m in methods}
+    result = ExperimentResult(
+        name="mts3flc-table3",
+        settings={"problems": problems, "k_shared_grid": k_grid, "n_topics": N_TOPICS, "runs": runs,
+                  "labeled_per_task": {p: TABLE3_LABELED[p] for p in problems}, "max_iter": 20,
+                  "quick": quick, "seed": seed,
+                  "data": ("20 Newsgroups bydate, tf-idf, min_df=25" if not quick else
+                           f"quick: {_QUICK_DOCS_PER_GROUP} posts per subcategory, min_df={_QUICK_MIN_DF}")},
+        x=[PROBLEM_TITLES[p] for p in problems] + ["average"],
+        measured=measured, measured_std=spread, paper=paper,
+        xlabel="problem", ylabel="accuracy on unlabelled documents (%)",
+        title="MTS3FLC, Table III (K = 20)" + (" [quick]" if quick else ""),
+        extra={"per_run": {m: per[m] for m in methods}})
+    return result, _table3_figure(result, problems, k_grid, quick)
+
+
+def _table3_figure(result, problems, k_grid, quick):
+    """Accuracy against k_s, one panel per problem and one for the average; paper as markers."""
+    import matplotlib.pyplot as plt
+
+    labels = problems + ["average"]
+    n_rows = 1 if len(labels) <= 3 else 2
+    n_cols = -(-len(labels) // n_rows)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(3.4 * n_cols, 3.2 * n_rows), squeeze=False, sharey=True)
+    for ax in axes.ravel()[len(labels):]:
+        ax.axis("off")
+    for j, (ax, label) in enumerate(zip(axes.ravel(), labels)):
+        col = PROBLEMS.index(label) if label in PROBLEMS else 6
+        ax.errorbar(k_grid, [result.measured[f"k_s={k}"][j] for k in k_grid],
+                    yerr=[result.measured_std[f"k_s={k}"][j] for k in k_grid], color="C0", capsize=2,
+                    marker=".", label="MTS3FLC (k_s = 0: S3FLC)")
+        for c, base in zip(("C1", "C2"), ("LG", "pooled LG")):
+            ax.axhline(result.measured[base][j], color=c, linestyle="--", label=base)
+        if not quick:
+            ax.plot(K_SHARED_GRID, [PAPER_TABLE3[f"k_s={k}"][col] for k in K_SHARED_GRID], "o", mfc="none",
+                    color="C0", label="MTS3FLC (paper)")
+            for c, base in zip(("C1", "C2"), ("LG", "pooled LG")):
+                ax.plot([0], [PAPER_TABLE3[base][col]], "s", mfc="none", color=c, label=f"{base} (paper)")
+        ax.set_title(PROBLEM_TITLES.get(label, label))
+        ax.set_xlabel("shared topics k_s")
+        ax.grid(alpha=0.3)
+    for row in axes:
+        row[0].set_ylabel("accuracy (%)")
+    axes[0, 0].legend(fontsize=6)
+    return fig
+
+
+@register("mts3flc-fig1", "Du et al. ICDM 2012 Fig. 1: accuracy vs labelled documents per task")
+def fig1(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
+         use_cache=True, seed=0, runs=None):
+    """Fig. 1: MTS3FLC (k_s = 5), S3FLC, LG and pooled LG against labelled documents per task."""
+    problems = ["comp-rec"] if quick else PROBLEMS
+    sizes = [2, 6] if quick else [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
+    runs = runs if runs is not None else (1 if quick else 30)
+    cells = []
+    for p in problems:
+        for n in sizes:
+            for r in range(runs):
+                base = {"problem": p, "n_labeled": n, "run": r, "seed": seed, "quick": quick}
+                cells += [{**base, "method": "baselines", "k_s": None},
+                          {**base, "method": "s3flc", "k_s": 0},
+                          {**base, "method": "mts3flc", "k_s": 5}]
+    out = run_grid(run_cell, cells, name="mts3flc-fig1", n_jobs=n_jobs, backend=backend,
+                   scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
+    names = {"mts3flc": "MTS3FLC", "s3flc": "S3FLC", "LG": "LG", "pooled LG": "pooled LG"}
+    curves = {names[m]: {p: {n: [] for n in sizes} for p in problems} for m in names}
+    for cell, res in zip(cells, out):
+        for name, accs in res.items():
+            curves[names[name]][cell["problem"]][cell["n_labeled"]].append(np.mean(accs) * 100)
+    measured, spread, paper = {}, {}, {}
+    table_key = {"MTS3FLC": "k_s=5", "S3FLC": "k_s=0", "LG": "LG", "pooled LG": "pooled LG"}
+    for m, by_problem in curves.items():
+        avg = [np.mean([np.mean(by_problem[p][n]) for p in problems]) for n in sizes]
+        measured[m] = [float(v) for v in avg]
+        spread[m] = [float(np.std([np.mean(by_problem[p][n]) for p in problems])) for n in sizes]
+        paper[m] = [None] * len(sizes)  # the paper draws Fig. 1 per problem only
+
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3, figsize=(12, 7), squeeze=False)
+    for ax, p in zip(axes.ravel(), problems):
+        for i, (m, by_problem) in enumerate(curves.items()):
+            ys = [np.mean(by_problem[p][n]) for n in sizes]
+            ax.plot(sizes, ys, marker=".", color=f"C{i}", label=m)
+            if not quick:
+                n_tab = TABLE3_LABELED[p]
+                ax.plot([n_tab], [PAPER_TABLE3[table_key[m]][PROBLEMS.index(p)]], marker="o", mfc="none",
+                        linestyle="none", color=f"C{i}", label=f"{m} (paper, Table III)")
+        ax.set_title(PROBLEM_TITLES[p])
+        ax.set_xlabel("labelled documents per task")
+        ax.set_ylabel("accuracy (%)")
+        ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(problems):]:
+        ax.axis("off")
+    axes[0, 0].legend(fontsize=7)
+    result = ExperimentResult(
+        name="mts3flc-fig1",
+        settings={"problems": problems, "sizes": sizes, "runs": runs, "n_topics": N_TOPICS, "k_shared": 5,
+                  "quick": quick, "seed": seed},
+        x=sizes, measured=measured, measured_std=spread, paper=paper,
+        xlabel="labelled documents per task", ylabel="accuracy averaged over problems (%)",
+        title="MTS3FLC, Fig. 1" + (" [quick]" if quick else ""),
+        extra={"per_problem": {m: {p: [float(np.mean(v[p][n])) for n in sizes] for p in problems}
+                               for m, v in curves.items()}})
+    return result, fig
+
+
+def topics_cell(cell):
+    """Fit MTS3FLC once on comp vs rec and return its topics' top words and the accuracy."""
+    from medmtl.nmtf import MTS3FLC
+
+    ds = _dataset(cell["problem"], cell["quick"])
+    XL, yL, XU, yU = _split(ds, cell["n_labeled"], 1_000_003 * cell["seed"] + cell["n_labeled"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=Warning)
+        model = MTS3FLC(n_topics=N_TOPICS, n_shared_topics=cell["k_s"], random_state=cell["seed"],
+                        **({"plsa_max_iter": 20} if cell["quick"] else {})).fit(XL, yL, XU)
+    words = np.asarray(ds.feature_names)
+    k_s, n_top = cell["k_s"], cell["n_words"]
+
+    def top(F, z):
+        return words[np.argsort(-F[:, z], kind="stable")[:n_top]].tolist()
+
+    def discrimination(St):
+        # how strongly a topic leans to one class: |difference| over total association
+        return np.abs(St[:, 0] - St[:, 1]) / np.maximum(St.sum(axis=1), 1e-300)
+
+    S = model.shared_associations_
+    z_common = int(np.argmax(discrimination(S))) if k_s else None
+    common = {t.name: top(F, z_common) for t, F in zip(ds.tasks, model.topics_)} if k_s else {}
+    specific = {}
+    for t, F, R in zip(ds.tasks, model.topics_, model.specific_associations_):
+        z = k_s + int(np.argmax(discrimination(R)))
+        specific[t.name] = {"topic": z, "class": int(model.classes_[np.argmax(R[z - k_s])]), "words": top(F, z)}
+    return {"accuracy": _accuracies(model.transduction_, yU), "common_topic": z_common,
+            "common_class": int(model.classes_[np.argmax(S[z_common])]) if k_s else None,
+            "common": common, "specific": specific, "tasks": [t.name for t in ds.tasks]}
+
+
+@register("mts3flc-topics", "Du et al. ICDM 2012 Table IV: common and task-specific topics on comp vs rec")
+def topics(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
+           use_cache=True, seed=0):
+    """Table IV: 20 most probable words of a common topic and of one specific topic per task."""
+    cell = {"problem": "comp-rec", "n_labeled": 6, "k_s": 5, "seed": seed, "quick": quick,
+            "n_words": 10 if quick else 20}
+    (res,) = run_grid(topics_cell, [cell], name="mts3flc-topics", n_jobs=1, backend=backend,
+                      scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
+    import matplotlib.pyplot as plt
+
+    tasks = res["tasks"]
+    rows = [[", ".join(res["common"][t][:10])] for t in tasks] + [[", ".join(res["specific"][t]["words"][:10])]
+                                                                   for t in tasks]
+    labels = [f"common: {t}" for t in tasks] + [f"specific: {t}" for t in tasks]
+    fig, ax = plt.subplots(figsize=(12, 4))
+    ax.axis("off")
+    ax.table(cellText=rows, rowLabels=labels, loc="center", cellLoc="left").auto_set_font_size(False)
+    ax.set_title("MTS3FLC topics on comp vs rec (first 10 words)" + (" [quick]" if quick else ""))
+    result = ExperimentResult(
+        name="mts3flc-topics",
+        settings={"problem": "comp-rec", "n_labeled": 6, "k_shared": 5, "n_topics": N_TOPICS, "quick": quick,
+                  "seed": seed},
+        x=tasks, measured={"MTS3FLC accuracy (%)": [100 * a for a in res["accuracy"]]},
+        paper={"MTS3FLC accuracy (%)": [None] * len(tasks)},
+        xlabel="task", ylabel="accuracy (%)", title="MTS3FLC topics (Table IV)",
+        extra={"common_topic": res["common_topic"], "common_topic_class": res["common_class"],
+               "common_topic_words": res["common"], "specific_topic_words": res["specific"]})
+    return result, fig

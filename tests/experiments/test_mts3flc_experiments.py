@@ -1,0 +1,82 @@
+"""The MTS3FLC experiments in quick mode: output contract, the paper's table, sane numbers."""
+
+import numpy as np
+import pytest
+
+from medmtl.experiments import mts3flc as E
+from medmtl.experiments.registry import names, run
+from medmtl.experiments.result import load_result
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("mts3flc-cache")
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    return tmp_path_factory.mktemp("mts3flc-out")
+
+
+def test_registered():
+    assert {"mts3flc-table3", "mts3flc-fig1", "mts3flc-topics"} <= set(names())
+
+
+def test_paper_table_is_consistent():
+    """The transcribed Table III: every row's average is the mean of its six problems."""
+    for method, row in E.PAPER_TABLE3.items():
+        assert len(row) == 7
+        assert np.mean(row[:6]) == pytest.approx(row[6], abs=0.011), method
+    assert set(E.PAPER_TABLE3) == {"LG", "pooled LG"} | {f"k_s={k}" for k in E.K_SHARED_GRID}
+
+
+def test_table3_quick(cache, out):
+    result = run("mts3flc-table3", out=out, quick=True, cache_dir=cache)
+    saved = load_result(out / "mts3flc-table3.json")
+    assert (out / "mts3flc-table3.png").stat().st_size > 0
+    assert saved.x == ["comp vs rec", "average"]
+    assert set(saved.measured) == {"LG", "pooled LG", "k_s=0", "k_s=5", "k_s=20"}
+    for method, values in saved.measured.items():
+        assert all(50 <= v <= 100 for v in values), method
+        assert len(saved.paper[method]) == 2
+    # the average column of one problem is that problem
+    assert result.measured["k_s=5"][0] == pytest.approx(result.measured["k_s=5"][1])
+    assert len(saved.extra["per_run"]["k_s=5"]["comp-rec"]) == saved.settings["runs"]
+
+
+def test_full_table3_carries_paper_numbers(monkeypatch, cache):
+    """The non-quick result puts Table III in ``paper`` (grid shrunk here to one cheap cell)."""
+    monkeypatch.setattr(E, "K_SHARED_GRID", [])
+    monkeypatch.setattr(E, "PROBLEMS", E.PROBLEMS)
+    calls = []
+
+    def fake_grid(func, cells, **kwargs):
+        calls.append(len(cells))
+        return [{"LG": [0.8] * 4, "pooled LG": [0.7] * 4} for _ in cells]
+
+    monkeypatch.setattr(E, "run_grid", fake_grid)
+    result, figure = E.table3(quick=False, runs=2, cache_dir=cache)
+    assert figure is not None
+    assert calls == [6 * 2]
+    assert result.paper["LG"] == E.PAPER_TABLE3["LG"]
+    assert result.measured["LG"] == pytest.approx([80.0] * 7)
+    assert result.x[-1] == "average" and len(result.x) == 7
+
+
+def test_fig1_quick(cache, out):
+    run("mts3flc-fig1", out=out, quick=True, cache_dir=cache)
+    saved = load_result(out / "mts3flc-fig1.json")
+    assert saved.x == [2, 6]
+    assert set(saved.measured) == {"MTS3FLC", "S3FLC", "LG", "pooled LG"}
+    assert all(50 <= v <= 100 for vs in saved.measured.values() for v in vs)
+    assert (out / "mts3flc-fig1.png").stat().st_size > 0
+
+
+def test_topics_quick(cache, out):
+    run("mts3flc-topics", out=out, quick=True, cache_dir=cache)
+    saved = load_result(out / "mts3flc-topics.json")
+    words = saved.extra["specific_topic_words"]
+    assert len(words) == 4 and all(len(w["words"]) == 10 for w in words.values())
+    assert len(saved.extra["common_topic_words"]) == 4
+    assert 0 <= saved.extra["common_topic"] < 5
+    assert all(50 <= a <= 100 for a in saved.measured["MTS3FLC accuracy (%)"])
