@@ -55,6 +55,10 @@ def _file(*parts):
     return path
 
 
+def _maybe_tasks(X, labels, scheme, name):
+    return (X, labels) if scheme is None else multiclass_tasks(X, labels, scheme, name=name)
+
+
 def load_landmine(tasks=None):
     """The Duke landmine data: 29 tasks (minefields), 9 features, labels in {-1, +1}.
 
@@ -169,8 +173,15 @@ def load_splice(window=None, positive="EI", negative=None):
                             "UCI splice-junction DNA, one-hot A/C/G/T per position")
 
 
-def load_statlog_dna(split="train"):
+def load_statlog_dna(split="train", scheme=None):
     """StatLog DNA (LIBSVM ``dna.scale``): 180 binary features, classes 1=EI, 2=IE, 3=neither.
+
+    Parameters
+    ----------
+    split : {"train", "test"}
+    scheme : {None, "one-vs-rest", "one-vs-one"}
+        ``None`` returns the multi-class arrays; a scheme returns the binary tasks as a
+        :class:`MultiTaskDataset` (see :func:`multiclass_tasks`).
 
     Returns
     -------
@@ -189,7 +200,7 @@ def load_statlog_dna(split="train"):
     if name is None:
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     X, labels = load_svmlight_file(str(_file("statlog_dna", name)), n_features=180)
-    return X.tocsr(), labels.astype(np.int64)
+    return _maybe_tasks(X.tocsr(), labels.astype(np.int64), scheme, f"statlog_dna-{split}")
 
 
 def load_heart(n_tasks=10, scale=True):
@@ -344,8 +355,11 @@ def load_20newsgroups(subset="all"):
     return [docs[i] for i in keep], names, np.array([index[groups[i]] for i in keep], dtype=np.int64)
 
 
-def load_usps(split="train"):
+def load_usps(split="train", scheme=None):
     """USPS digits: 16x16 grey images flattened to 256 values in [0, 1], digit labels 0-9.
+
+    ``scheme="one-vs-one"`` or ``"one-vs-rest"`` returns the binary digit tasks as a
+    :class:`MultiTaskDataset` instead of ``(X, labels)``.
 
     Examples
     --------
@@ -360,7 +374,7 @@ def load_usps(split="train"):
     with h5py.File(_file("usps", "usps.h5"), "r") as f:
         X = np.asarray(f[f"{split}/data"][:], dtype=np.float64)
         labels = np.asarray(f[f"{split}/target"][:], dtype=np.int64)
-    return X, labels
+    return _maybe_tasks(X, labels, scheme, f"usps-{split}")
 
 
 def _read_idx(path):
@@ -370,8 +384,11 @@ def _read_idx(path):
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
-def load_mnist_test():
+def load_mnist_test(scheme=None):
     """MNIST's 10,000 test digits (the only split bundled): 784 values in [0, 1], labels 0-9.
+
+    ``scheme="one-vs-one"`` or ``"one-vs-rest"`` returns the binary digit tasks as a
+    :class:`MultiTaskDataset` instead of ``(X, labels)``.
 
     Examples
     --------
@@ -381,11 +398,20 @@ def load_mnist_test():
     """
     images = _read_idx(_file("mnist_test_only", "t10k-images-idx3-ubyte.gz"))
     labels = _read_idx(_file("mnist_test_only", "t10k-labels-idx1-ubyte.gz"))
-    return images.reshape(len(images), -1).astype(np.float64) / 255.0, labels.astype(np.int64)
+    X = images.reshape(len(images), -1).astype(np.float64) / 255.0
+    return _maybe_tasks(X, labels.astype(np.int64), scheme, "mnist-test")
 
 
-def load_nci60():
+def load_nci60(targets=None):
     """NCI60 expression: 64 cell-line samples x 6,830 genes, and each sample's cancer type.
+
+    Parameters
+    ----------
+    targets : list of int, optional
+        Cell lines (row indices) to predict. If given, returns a regression
+        :class:`MultiTaskDataset` whose examples are genes: task ``k`` predicts cell line
+        ``targets[k]``'s expression (y) from the other 63 cell lines' (X), as in the
+        lecture's cancer-data regression.
 
     Returns
     -------
@@ -402,4 +428,10 @@ def load_nci60():
         rows = [line.rstrip("\n").split(",") for line in fh][1:]
     labels = np.array([r[0].strip('"') for r in rows])
     X = np.array([[float(v) for v in r[1:]] for r in rows])
-    return X, labels
+    if targets is None:
+        return X, labels
+    tasks = []
+    for k in targets:
+        others = np.delete(np.arange(X.shape[0]), k)
+        tasks.append(Task(X[others].T.copy(), X[k].copy(), f"line {k} ({labels[k]})"))
+    return MultiTaskDataset(tasks, "nci60", None, "NCI60: genes as examples, other cell lines as inputs")

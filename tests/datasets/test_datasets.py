@@ -83,3 +83,14 @@ def test_multiclass_tasks_and_bad_scheme():
 def test_task_rejects_mismatched_lengths():
     with pytest.raises(ValueError, match="rows"):
         Task(np.zeros((3, 2)), np.ones(4), "bad")
+
+
+def test_multiclass_loaders_return_tasks_on_request():
+    ds = datasets.load_usps("test", scheme="one-vs-one")
+    assert len(ds) == 45 and ds[0].name == "0 vs 1" and ds[0].n_samples == 359 + 264
+    dna = datasets.load_statlog_dna("test", scheme="one-vs-rest")
+    assert len(dna) == 3 and sp.isspmatrix_csr(dna[0].X) and int((dna[0].y == 1).sum()) == 303
+    X, _ = datasets.load_nci60()
+    nci = datasets.load_nci60(targets=[0, 5])
+    assert nci[1].X.shape == (6830, 63) and np.array_equal(nci[1].y, X[5])
+    assert np.array_equal(nci[1].X[:, 5], X[6])  # row 5 removed, the rest shift left
