@@ -22,49 +22,63 @@ DERMATOLOGY_GRID = {"Cs": [0.01, 0.1, 1.0, 10.0, 100.0], "alphas": [0.0, 0.1, 1.
 DERMATOLOGY_QUICK_GRID = {"Cs": [0.1, 1.0, 10.0], "alphas": [0.0, 1.0, 100.0]}
 
 
-@in_med_context
-def dermatology_fold(size, fold, seed=0, Cs=DERMATOLOGY_GRID["Cs"], alphas=DERMATOLOGY_GRID["alphas"],
-                     method="bound"):
-    """One fold of JMLR Fig. 1 at ``size`` training examples per task.
+def dermatology_path(size, fold, seed=0, Cs=DERMATOLOGY_GRID["Cs"], alphas=DERMATOLOGY_GRID["alphas"],
+                     method=None):
+    """Split Dermatology, sweep a warm-started (C, alpha) path, choose on validation.
 
     Each of the 6 one-vs-rest tasks draws its own ``size`` training patients; the rest are
     split in half for validation and test. Features are scaled into [0, 1] on the training
-    inputs. Multi-task MED feature selection chooses (C, alpha) and the independent SVMs
-    choose C per task, both on validation mean AUC.
-
-    Returns a dict with both test mean AUCs, the chosen hyper-parameters and the test labels
-    and decision values per task (for ROC curves).
+    inputs. Returns a dict with the splits (``train``, ``val``, ``test`` and the scaled
+    ``Xtr``, ``Xva``, ``Xte``), the validation mean AUC of every grid point (``scores``) and
+    its iteration count, the ``chosen`` (C, alpha) and the ``model`` refitted there. The test
+    split is not looked at.
     """
     from medmtl.med import MultiTaskMEDClassifier
 
     method = method or solver_method()
-
     ds = load_dermatology()
     train, val, test = ds.split(train=size, validation=0.5, random_state=[seed, size, fold])
     Xtr, Xva, Xte = minmax_scale_tasks(train.Xs, val.Xs, test.Xs)
 
     def make(C, alpha):
-        return MultiTaskMEDClassifier(selection="features", C=C, alpha=alpha, warm_start=True, **fit_options(method))
+        return MultiTaskMEDClassifier(selection="features", C=C, alpha=alpha, warm_start=True,
+                                      **fit_options(method))
 
-    def val_mauc(model):
-        return mean_auc(val.ys, model.decision_function(Xva))
+    scores, iterations = warm_path(make, Cs, alphas, Xtr, train.ys,
+                                   lambda m: mean_auc(val.ys, m.decision_function(Xva)))
+    chosen, validation = select_on_validation(scores)
+    return {"task_names": ds.task_names, "train": train, "val": val, "test": test,
+            "Xtr": Xtr, "Xva": Xva, "Xte": Xte, "scores": scores, "iterations": iterations,
+            "chosen": chosen, "validation": validation, "model": make(*chosen).fit(Xtr, train.ys)}
 
-    scores, iterations = warm_path(make, Cs, alphas, Xtr, train.ys, val_mauc)
-    (C, alpha), val_mt = select_on_validation(scores)
-    model = make(C, alpha).fit(Xtr, train.ys)
-    mt_scores = model.decision_function(Xte)
+
+@in_med_context
+def dermatology_fold(size, fold, seed=0, Cs=DERMATOLOGY_GRID["Cs"], alphas=DERMATOLOGY_GRID["alphas"],
+                     method="bound"):
+    """One fold of JMLR Fig. 1 at ``size`` training examples per task.
+
+    Multi-task MED feature selection chooses (C, alpha) on validation mean AUC along the
+    path of :func:`dermatology_path`; the independent SVMs choose C per task the same way.
+
+    Returns a dict with both test mean AUCs, the chosen hyper-parameters and the test labels
+    and decision values per task (for ROC curves).
+    """
+    p = dermatology_path(size, fold, seed, Cs, alphas, method)
+    train, val, test = p["train"], p["val"], p["test"]
+    (C, alpha), model = p["chosen"], p["model"]
+    mt_scores = model.decision_function(p["Xte"])
     val_ind, test_ind, ind_Cs, ind_scores = independent_svm_scores(
-        Cs, list(zip(Xtr, train.ys)), list(zip(Xva, val.ys)), list(zip(Xte, test.ys)))
+        Cs, list(zip(p["Xtr"], train.ys)), list(zip(p["Xva"], val.ys)), list(zip(p["Xte"], test.ys)))
     return {
         "multitask": mean_auc(test.ys, mt_scores), "independent": test_ind,
-        "validation": {"multitask": val_mt, "independent": val_ind},
+        "validation": {"multitask": p["validation"], "independent": val_ind},
         "chosen": {"C": C, "alpha": alpha, "independent_C": ind_Cs},
         "switch_posterior": np.asarray(model.switch_posterior_).tolist(),
-        "max_iterations": max(iterations.values()),
+        "max_iterations": max(p["iterations"].values()),
         "test_y": [y.tolist() for y in test.ys],
         "test_scores": {"multitask": [s.tolist() for s in mt_scores],
                         "independent": [s.tolist() for s in ind_scores]},
-        "task_names": ds.task_names,
+        "task_names": p["task_names"],
     }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from medmtl.datasets import load_dermatology, load_housing, load_nci60, load_splice
+from medmtl.datasets import load_housing, load_nci60, load_splice
 from medmtl.evaluation import auc, epsilon_insensitive_loss, mean_auc, roc_curve
 from medmtl.experiments.protocol import (TOL, alpha_from_rho, fit_options, in_med_context,
                                          minmax_scale_tasks, select_on_validation, solver_method,
@@ -533,25 +533,14 @@ def dermatology_cv_fold(fold, seed=0, size=200, Cs=DCV_GRID["Cs"], alphas=DCV_GR
     ``size`` training patients per task; the rest split in half for validation and test.
     Returns the validation surface, the validation-chosen (C, alpha) and its test MAUC.
     """
-    from medmtl.med import MultiTaskMEDClassifier
+    from medmtl.experiments.med_figures import dermatology_path
 
-    method = method or solver_method()
-
-    ds = load_dermatology()
-    train, val, test = ds.split(train=size, validation=0.5, random_state=[seed, size, fold])
-    Xtr, Xva, Xte = minmax_scale_tasks(train.Xs, val.Xs, test.Xs)
-
-    def make(C, alpha):
-        return MultiTaskMEDClassifier(selection="features", C=C, alpha=alpha, warm_start=True, **fit_options(method))
-
-    scores, iterations = warm_path(make, Cs, alphas, Xtr, train.ys,
-                                   lambda m: mean_auc(val.ys, m.decision_function(Xva)))
-    (C, alpha), v = select_on_validation(scores)
-    model = make(C, alpha).fit(Xtr, train.ys)
+    p = dermatology_path(size, fold, seed, Cs, alphas, method)
+    scores, iterations, (C, alpha) = p["scores"], p["iterations"], p["chosen"]
     surface = [[scores[(c, a)] for c in sorted(Cs)] for a in sorted(alphas)]
-    return {"surface": surface, "chosen": {"C": C, "alpha": alpha}, "validation": v,
-            "test": mean_auc(test.ys, model.decision_function(Xte)),
-            "n_val": int(len(val.ys[0])), "n_test": int(len(test.ys[0])),
+    return {"surface": surface, "chosen": {"C": C, "alpha": alpha}, "validation": p["validation"],
+            "test": mean_auc(p["test"].ys, p["model"].decision_function(p["Xte"])),
+            "n_val": int(len(p["val"].ys[0])), "n_test": int(len(p["test"].ys[0])),
             "iterations": [[iterations[(c, a)] for c in sorted(Cs)] for a in sorted(alphas)]}
 
 

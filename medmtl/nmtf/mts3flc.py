@@ -158,7 +158,6 @@ class _TriFactorization(BaseEstimator):
         """
         XL, XU, Y, classes = self._validate(Xs_labeled, ys, Xs_unlabeled)
         rng = np.random.default_rng(self.random_state)
-        n_classes = classes.size
         # The paper's step 1: each document (a column of X_i) sums to one. One CSR copy per task.
         Xds = [row_normalized(sp.vstack([xl, xu], format="csr"), "l1", copy=False) for xl, xu in zip(XL, XU)]
         n_labeled = [xl.shape[0] for xl in XL]
