@@ -148,6 +148,15 @@ def stream_from_tasks(Xs, order=None, random_state=None):
     return rows, order
 
 
+def _check_committee_params(learner):
+    """Check the parameters AMLC and PEER share (C, share, share_on); set ``learner._C``."""
+    learner._C = check_scalar_nonnegative(learner.C, "C")
+    if learner.share_on not in ("disagreement", "mistake"):
+        raise ValueError(f"share_on must be 'disagreement' or 'mistake', got {learner.share_on!r}")
+    if not isinstance(learner.share, (bool, np.bool_)):
+        raise TypeError(f"share must be True or False, got {learner.share!r}")
+
+
 class _ActiveMultitaskLearner:
     """Round machinery of the active multi-task perceptrons (not public).
 
@@ -638,11 +647,7 @@ class AMLC(_ActiveMultitaskLearner):
 
     def _check_params(self):
         super()._check_params()
-        self._C = check_scalar_nonnegative(self.C, "C")
-        if self.share_on not in ("disagreement", "mistake"):
-            raise ValueError(f"share_on must be 'disagreement' or 'mistake', got {self.share_on!r}")
-        if not isinstance(self.share, (bool, np.bool_)):
-            raise TypeError(f"share must be True or False, got {self.share!r}")
+        _check_committee_params(self)
         if self.confidence not in ("mean", "sum"):
             raise ValueError(f"confidence must be 'mean' or 'sum', got {self.confidence!r}")
 

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from medmtl._validation import check_scalar_nonnegative, check_scalar_positive
-from medmtl.online.amlc import _ActiveMultitaskLearner, _sgn
+from medmtl._validation import check_scalar_positive
+from medmtl.online.amlc import _ActiveMultitaskLearner, _check_committee_params, _sgn
 
 __all__ = ["PEER", "PEERShare"]
 
@@ -112,11 +112,7 @@ class PEER(_ActiveMultitaskLearner):
     def _check_params(self):
         super()._check_params()
         self._peer_b = check_scalar_positive(self.peer_b, "peer_b")
-        self._C = check_scalar_nonnegative(self.C, "C")
-        if self.share_on not in ("disagreement", "mistake"):
-            raise ValueError(f"share_on must be 'disagreement' or 'mistake', got {self.share_on!r}")
-        if not isinstance(self.share, (bool, np.bool_)):
-            raise TypeError(f"share must be True or False, got {self.share!r}")
+        _check_committee_params(self)
 
     def _setup(self):
         K = self.n_tasks_
