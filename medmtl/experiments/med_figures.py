@@ -6,7 +6,7 @@ import numpy as np
 
 from medmtl.datasets import load_dermatology, load_heart, load_landmine
 from medmtl.evaluation import mean_auc
-from medmtl.experiments.protocol import (LANDMINE_RBF_GAMMAS, TOL, CachedFactorKernel, SumKernel,
+from medmtl.experiments.protocol import (LANDMINE_RBF_GAMMAS, TOL, SumKernel,
                                          fit_options, in_med_context, independent_svm_scores,
                                          landmine_kernel_bank, minmax_scale_tasks, pooled_svm_scores,
                                          select_on_validation, solver_method, split_with_both_classes,
@@ -160,11 +160,9 @@ def landmine_fold(size, fold, seed=0, Cs=LANDMINE_GRID["Cs"], alphas=LANDMINE_GR
     train, val, test, swaps = split_with_both_classes(ds, size, 0.5, random_state=[seed, size, fold])
     Xtr, Xva, Xte = minmax_scale_tasks(train.Xs, val.Xs, test.Xs)
     bank = unit_diagonal_kernels(landmine_kernel_bank(Xtr[0].shape[1], poly=poly), Xtr)
-    # the Gram factors on the training blocks are computed once for the whole path
-    med_bank = [CachedFactorKernel(k) for k in bank]
 
     def make(C, alpha):
-        return MultiTaskMEDClassifier(selection="kernels", kernels=med_bank, C=C, alpha=alpha,
+        return MultiTaskMEDClassifier(selection="kernels", kernels=bank, C=C, alpha=alpha,
                                       warm_start=True, **fit_options(method))
 
     def val_mauc(model):

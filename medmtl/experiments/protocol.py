@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from medmtl.evaluation import auc, mean_auc
-from medmtl.kernels import Kernel
 
 # Algorithm 1 stops when an iteration raises J by less than TOL * |J|. The estimators'
 # default (1e-10) is a solver-test setting; at 1e-6 J is within ~1e-5 relative of its limit,
@@ -24,7 +23,7 @@ TOL = 1e-6
 __all__ = ["TOL", "solver_method", "fit_options", "in_med_context", "minmax_scale_tasks", "warm_path",
            "select_on_validation", "independent_svm_scores", "independent_svm_select",
            "pooled_svm_scores", "unit_diagonal_kernels", "landmine_kernel_bank", "SumKernel",
-           "CachedFactorKernel", "quadratic_expansion", "alpha_from_rho", "split_with_both_classes"]
+           "quadratic_expansion", "alpha_from_rho", "split_with_both_classes"]
 
 
 def solver_method():
@@ -107,14 +106,18 @@ def warm_path(make_model, Cs, alphas, train_Xs, train_ys, score):
     """Fit along a regularisation path, warm-starting each fit from the previous solution.
 
     For each C (ascending) the alphas are swept in ascending order starting from the
-    solution at the previous alpha, as the paper explores its path. ``score(model)`` is
-    called after every fit; returns ``{(C, alpha): score}`` and the fits' iteration counts.
+    solution at the previous alpha, as the paper explores its path; the first alpha of each
+    C starts cold. One model serves the whole path, so the estimator's cached dual factors
+    (feature columns, kernel eigen-factors) are built once, not once per C.
+    ``score(model)`` is called after every fit; returns ``{(C, alpha): score}`` and the fits'
+    iteration counts.
     """
     scores, iterations = {}, {}
+    model = make_model(C=min(Cs), alpha=min(alphas))
+    warm = model.get_params().get("warm_start", False)
     for C in sorted(Cs):
-        model = make_model(C=C, alpha=min(alphas))
-        for alpha in sorted(alphas):
-            model.set_params(C=C, alpha=alpha)
+        for k, alpha in enumerate(sorted(alphas)):
+            model.set_params(C=C, alpha=alpha, warm_start=warm and k > 0)
             model.fit(train_Xs, train_ys)
             scores[(C, alpha)] = score(model)
             iterations[(C, alpha)] = int(getattr(model, "n_iter_", 0))
@@ -270,55 +273,6 @@ class SumKernel:
 
     def __call__(self, A, B):
         return sum(k(A, B) for k in self.kernels)
-
-
-class CachedFactorKernel(Kernel):
-    """A kernel whose Gram-matrix factor on a given input block is computed once.
-
-    WORKAROUND (for the engine: cache kernel factors across a regularisation path). Every
-    ``fit`` of a MED kernel-selection model factorises each kernel's Gram matrix on each
-    task's training inputs (an eigen-decomposition), and along a (C, alpha) path the inputs
-    never change: at 200 examples per task and 29 tasks that is ~80 % of a fit. The MED
-    kernel-selection dual needs, per task block, only *a* factor ``F`` with
-    ``F F^T = K(X, X)``; this wrapper returns such a factor as its ``feature_map`` (cached
-    by the block's bytes) and evaluates the exact kernel otherwise, so predictions are
-    unchanged. Use it only where the dual is block-diagonal over tasks (kernel selection),
-    not for a kernel shared across tasks (adaptive pooling's shared model).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from medmtl.kernels import RBFKernel
-    >>> k = CachedFactorKernel(RBFKernel(0.5))
-    >>> X = np.random.default_rng(0).random((5, 2))
-    >>> F = k.feature_map(X)
-    >>> bool(np.allclose(F @ F.T, k(X, X))), k.feature_map(X) is F
-    (True, True)
-    """
-
-    def __init__(self, kernel):
-        from medmtl.kernels import get_kernel
-
-        self._factors = {}
-        self.kernel = get_kernel(kernel)
-        self.name = self.kernel.name
-
-    def __call__(self, A, B):
-        return self.kernel(A, B)
-
-    def feature_map(self, X):
-        F = self.kernel.feature_map(X)
-        if F is not None:
-            return F
-        import hashlib
-
-        from medmtl.med.dual import factorize_gram
-
-        X = np.ascontiguousarray(X, dtype=float)
-        key = (X.shape, hashlib.sha1(X.tobytes()).hexdigest())
-        if key not in self._factors:
-            self._factors[key] = factorize_gram(self.kernel(X, X), name=self.name)
-        return self._factors[key]
 
 
 def unit_diagonal_kernels(kernels, train_Xs):
