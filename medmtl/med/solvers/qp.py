@@ -167,18 +167,7 @@ class BlockQP:
         R.append(row + np.arange(nT)); Cc.append(self.p_sl.start + np.arange(nT)); V.append(np.ones(nT))
         var_start = sum(x.size for x in R)
         R.append(row + self.tl); Cc.append(nB + n0 + np.arange(n1)); V.append(np.zeros(n1))
-        row += nT
-        for r, c, v in eq_rows:
-            R.append(row + r); Cc.append(c); V.append(v)
-        row += self.nG
-        self.n_eq = row
-        R.append(row + np.arange(nB)); Cc.append(np.arange(nB)); V.append(np.ones(nB))
-        row += nB
-        rows, cols, vals = map(np.concatenate, (R, Cc, V))
-        self.A, pos = _csc_with_positions(rows, cols, vals, (row, N))
-        self.var_entries = np.arange(var_start, var_start + n1)
-        self.var_pos = pos[self.var_entries]
-        self._rows, self._cols, self._vals = rows, cols, vals
+        self._finish_constraints(R, Cc, V, row + nT, eq_rows, N, var_start, n1)
 
     def _build_lam(self, eq_rows):
         nB, nT = self.nB, self.nT
@@ -201,7 +190,16 @@ class BlockQP:
         var_start = nT
         tt, ii = np.meshgrid(np.arange(nT), np.arange(nB), indexing="ij")
         R.append(tt.ravel()); Cc.append(ii.ravel()); V.append(np.zeros(nT * nB))
-        row = nT
+        self._finish_constraints(R, Cc, V, nT, eq_rows, N, var_start, nT * nB)
+        S = sp.csr_matrix((np.ones(self.J1.size), (np.arange(self.J1.size), self.tl)),
+                          shape=(self.J1.size, nT))
+        self._S = S
+
+    def _finish_constraints(self, R, Cc, V, row, eq_rows, N, var_start, n_var):
+        """Append the task equalities and the box rows to the triplets (R, Cc, V) holding the
+        first ``row`` constraint rows, and assemble ``A``; the ``n_var`` entries from
+        ``var_start`` on are the ones updated every iteration."""
+        nB = self.nB
         for r, c, v in eq_rows:
             R.append(row + r); Cc.append(c); V.append(v)
         row += self.nG
@@ -210,12 +208,9 @@ class BlockQP:
         row += nB
         rows, cols, vals = map(np.concatenate, (R, Cc, V))
         self.A, pos = _csc_with_positions(rows, cols, vals, (row, N))
-        self.var_entries = np.arange(var_start, var_start + nT * nB)
+        self.var_entries = np.arange(var_start, var_start + n_var)
         self.var_pos = pos[self.var_entries]
         self._rows, self._cols, self._vals = rows, cols, vals
-        S = sp.csr_matrix((np.ones(self.J1.size), (np.arange(self.J1.size), self.tl)),
-                          shape=(self.J1.size, nT))
-        self._S = S
 
     # -- numbers at the current point ----------------------------------------------------------
     def numbers(self, lam, w0, w, s, G):
