@@ -1,7 +1,7 @@
 """Data: ``MultiTaskDataset``, per-task splits, and loaders for the bundled real data sets."""
 
 from medmtl.datasets.base import MultiTaskDataset, Task, multiclass_tasks
-from medmtl.datasets.newsgroups_tasks import newsgroups_corpus, orderly_problem
+from medmtl.datasets.newsgroups_tasks import development_problem, newsgroups_corpus, orderly_problem
 from medmtl.datasets.loaders import (
     data_dir,
     load_20newsgroups,
@@ -22,5 +22,5 @@ __all__ = [
     "MultiTaskDataset", "Task", "multiclass_tasks", "data_dir", "load_20newsgroups",
     "load_dermatology", "load_heart", "load_housing", "load_landmine", "load_mnist_test",
     "load_nci60", "load_sentiment", "load_spam", "load_splice", "load_statlog_dna", "load_usps",
-    "newsgroups_corpus", "orderly_problem",
+    "newsgroups_corpus", "orderly_problem", "development_problem",
 ]

@@ -14,7 +14,8 @@ import numpy as np
 
 from medmtl.datasets.base import MultiTaskDataset, Task
 
-__all__ = ["TOP_CATEGORIES", "ORDERLY_PROBLEMS", "newsgroups_corpus", "orderly_problem"]
+__all__ = ["TOP_CATEGORIES", "ORDERLY_PROBLEMS", "DEVELOPMENT_TASKS", "newsgroups_corpus", "orderly_problem",
+           "development_problem"]
 
 TOP_CATEGORIES = {
     "comp": ["comp.graphics", "comp.os.ms-windows.misc", "comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware"],
@@ -27,10 +28,16 @@ TOP_CATEGORIES = {
 ORDERLY_PROBLEMS = [("comp", "rec"), ("comp", "talk"), ("sci", "rec"),
                     ("rec", "talk"), ("sci", "talk"), ("sci", "comp")]
 
+# The four newsgroups that no orderly problem uses, paired into a 2-task problem with the
+# same structure (a computing/commerce class against a religion class). Its posts never
+# enter an evaluation, so modelling choices can be made on its labels.
+DEVELOPMENT_TASKS = [("comp.windows.x", "alt.atheism"), ("misc.forsale", "soc.religion.christian")]
+_ORDERLY_GROUPS = tuple(g for subs in TOP_CATEGORIES.values() for g in subs)
+
 
 @lru_cache(maxsize=4)
-def newsgroups_corpus(min_df=25, max_docs_per_group=None, random_state=0):
-    """tf-idf of the posts of the 16 subcategories above (cached per process).
+def newsgroups_corpus(min_df=25, max_docs_per_group=None, random_state=0, groups=_ORDERLY_GROUPS):
+    """tf-idf of the posts of some newsgroups, by default the 16 subcategories above (cached per process).
 
     Parameters
     ----------
@@ -41,6 +48,8 @@ def newsgroups_corpus(min_df=25, max_docs_per_group=None, random_state=0):
         vocabulary is then built on the subset.
     random_state : int, default=0
         Seeds the subset.
+    groups : tuple of str, optional
+        The newsgroups whose posts make the corpus and its vocabulary.
 
     Returns
     -------
@@ -54,12 +63,11 @@ def newsgroups_corpus(min_df=25, max_docs_per_group=None, random_state=0):
     from medmtl.datasets import load_20newsgroups
 
     docs, names, labels = load_20newsgroups("all")
-    wanted = [g for subs in TOP_CATEGORIES.values() for g in subs]
     names = np.asarray(names)
     groups_all = names[labels]
     rng = np.random.default_rng(random_state)
     keep = []
-    for g in wanted:
+    for g in groups:
         idx = np.flatnonzero(groups_all == g)
         if idx.size == 0:
             raise ValueError(f"20 Newsgroups has no posts in {g!r}")
@@ -89,11 +97,35 @@ def orderly_problem(first, second, min_df=25, max_docs_per_group=None, random_st
             raise ValueError(f"unknown top category {top!r}; choose from {sorted(TOP_CATEGORIES)}")
     if first == second:
         raise ValueError("a problem needs two different top categories")
-    X, groups, vocabulary = newsgroups_corpus(min_df, max_docs_per_group, random_state)
+    pairs = list(zip(TOP_CATEGORIES[first], TOP_CATEGORIES[second]))
+    return _pair_tasks(pairs, newsgroups_corpus(min_df, max_docs_per_group, random_state),
+                       f"20newsgroups {first} vs {second}",
+                       "20 Newsgroups bydate, orderly 4-task problem (Du et al., ICDM 2012)")
+
+
+def development_problem(min_df=25, max_docs_per_group=None, random_state=0):
+    """The 2-task problem of :data:`DEVELOPMENT_TASKS`, disjoint from every orderly problem.
+
+    Its vocabulary is built on its own posts. Experiments choose modelling options on it so
+    that no label of an evaluated post is ever looked at.
+
+    Examples
+    --------
+    >>> ds = development_problem(min_df=5, max_docs_per_group=20)  # doctest: +SKIP
+    >>> [t.name for t in ds.tasks]  # doctest: +SKIP
+    ['comp.windows.x vs alt.atheism', 'misc.forsale vs soc.religion.christian']
+    """
+    groups = tuple(g for pair in DEVELOPMENT_TASKS for g in pair)
+    return _pair_tasks(DEVELOPMENT_TASKS, newsgroups_corpus(min_df, max_docs_per_group, random_state, groups),
+                       "20newsgroups development problem",
+                       "20 Newsgroups bydate, the four groups outside the orderly problems")
+
+
+def _pair_tasks(pairs, corpus, name, description):
+    X, groups, vocabulary = corpus
     tasks = []
-    for pos, neg in zip(TOP_CATEGORIES[first], TOP_CATEGORIES[second]):
+    for pos, neg in pairs:
         idx = np.flatnonzero((groups == pos) | (groups == neg))
         y = np.where(groups[idx] == pos, 1, -1)
         tasks.append(Task(X[idx], y, f"{pos} vs {neg}"))
-    return MultiTaskDataset(tasks, f"20newsgroups {first} vs {second}", list(vocabulary),
-                            "20 Newsgroups bydate, orderly 4-task problem (Du et al., ICDM 2012)")
+    return MultiTaskDataset(tasks, name, list(vocabulary), description)

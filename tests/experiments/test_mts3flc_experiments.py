@@ -19,7 +19,7 @@ def out(tmp_path_factory):
 
 
 def test_registered():
-    assert {"mts3flc-table3", "mts3flc-fig1", "mts3flc-topics"} <= set(names())
+    assert {"mts3flc-table3", "mts3flc-fig1", "mts3flc-topics", "mts3flc-select"} <= set(names())
 
 
 def test_paper_table_is_consistent():
@@ -80,3 +80,30 @@ def test_topics_quick(cache, out):
     assert len(saved.extra["common_topic_words"]) == 4
     assert 0 <= saved.extra["common_topic"] < 5
     assert all(50 <= a <= 100 for a in saved.measured["MTS3FLC accuracy (%)"])
+
+
+def test_select_quick(cache, out):
+    """The settings are chosen on the development problem, and the choice follows the scores."""
+    run("mts3flc-select", out=out, quick=True, cache_dir=cache)
+    saved = load_result(out / "mts3flc-select.json")
+    assert saved.x == [1.0, 100.0]
+    assert "development" not in str(saved.settings["problem"]) and "alt.atheism" in saved.settings["problem"]
+    m = saved.measured
+    chosen = saved.extra["chosen"]
+    lg = np.mean([m["LG"], m["pooled LG"]], axis=0)
+    assert lg[saved.x.index(chosen["baselines"]["C"])] == pytest.approx(lg.max())
+    tag = "normalised" if chosen["factorisation"]["normalize_memberships"] else "not normalised"
+    both = np.mean([m[f"S3FLC ({tag})"], m[f"MTS3FLC k_s=5 ({tag})"]], axis=0)
+    assert both[saved.x.index(chosen["factorisation"]["C"])] == pytest.approx(both.max())
+    for other in ("normalised", "not normalised"):
+        rival = np.mean([m[f"S3FLC ({other})"], m[f"MTS3FLC k_s=5 ({other})"]], axis=0)
+        assert both.max() >= rival.max()
+    assert all(50 <= v <= 100 for vs in m.values() for v in vs)
+
+
+def test_development_problem_shares_no_post_with_the_six_problems():
+    from medmtl.datasets.newsgroups_tasks import DEVELOPMENT_TASKS, TOP_CATEGORIES
+
+    dev = {g for pair in DEVELOPMENT_TASKS for g in pair}
+    assert len(dev) == 4
+    assert not dev & {g for subs in TOP_CATEGORIES.values() for g in subs}
