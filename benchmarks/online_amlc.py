@@ -77,6 +77,7 @@ def reference_amlc(rows, order, ys, uniforms, C, confidence, densify=False, limi
 
 
 def _time_fit(Xs, ys, C, confidence, seed, repeats):
+    AMLC(C=C, confidence=confidence, random_state=seed).fit(Xs, LabelOracle(ys))  # loads the compiled loop
     best, model = np.inf, None
     for _ in range(repeats):
         model, oracle = AMLC(C=C, confidence=confidence, random_state=seed), LabelOracle(ys)

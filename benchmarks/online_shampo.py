@@ -9,7 +9,9 @@ Two streams, as in issue 4:
 
 Contenders, all on the same (unit-norm) inputs and the same label oracle protocol:
 
-- ``medmtl``: ``SHAMPO(...).fit(stream, oracle)`` (best of a few runs).
+- ``medmtl``: ``SHAMPO(...).fit(stream, oracle)`` (best of a few runs, after one untimed
+  warm-up fit that loads the compiled loop from numba's cache). Every variant is float64
+  (the default) except the one marked f32.
 - ``reference``: Fig. 2 written straightforwardly, one round at a time in numpy (margins by
   a loop over tasks, Eq. 1 normalised, ``rng.choice``), on the first rounds.
 - ``river``: K ``river.linear_model.Perceptron`` models stepping through the same rounds:
@@ -152,7 +154,7 @@ def bench(name, stream, labels, ref_rounds, river_rounds, repeats=3):
     print(f"  per-round reference              {ref:10.0f} rounds/s CPU ({ref_wall:8.0f} wall)  first {ref_rounds} rounds")
     print(f"  river Perceptron x {stream.n_tasks:<13d} {riv:10.0f} rounds/s CPU ({riv_wall:8.0f} wall)  "
           f"first {river_rounds} rounds")
-    print(f"  ratios (CPU, aggressive b=0.01): {head / ref:.1f}x reference, {head / riv:.1f}x river; "
+    print(f"  ratios (CPU, aggressive b=0.01, float64): {head / ref:.1f}x reference, {head / riv:.1f}x river; "
           f"slowest variant {slowest:.0f} rounds/s; target {TARGET} rounds/s and 3x river: "
           f"{'met' if slowest >= TARGET and slowest >= 3 * riv else 'NOT met'}")
     return {"medmtl": rows, "reference": ref, "river": riv}

@@ -31,14 +31,13 @@ Conventions (the paper leaves them open):
   stops learning altogether and only predicts (the paper's Fig. 1: "the training process is
   ended after the budget is exhausted").
 
-Speed: between two rounds that may change the model (a query; for PEER also a peer label)
-the state is constant, so :meth:`fit` scores a whole block of upcoming rounds with one
-sparse-dense product, finds the first round that learns, settles every round before it at
-once and handles that round alone. The block grows while nothing is learnt; during a dense
-run of queries (early in a stream) the rounds are played one at a time on scalars. The
-result is the same as the round-by-round loop (tested). Weights are kept as one
-(features, tasks) array, so a sparse row's margins under all K tasks are one gather, and
-its updates touch only the row's support.
+Speed: the rounds of a pass are one compiled loop (numba, :func:`_active_rounds`), one
+branch per learner (``_rule``). A label is bought only through the oracle's compiled twin
+of ``query`` (:func:`~medmtl.online.oracle.oracle_query`), which counts and records it in
+the oracle's own arrays, exactly as the Python ``query`` does. Weights are kept as one
+(features, tasks) array, so a sparse row's margins under all K tasks are one gather of
+contiguous rows, and its updates touch only the row's support. Sums that decide a
+comparison (the ``tau`` normalisation) follow numpy's summation order bit for bit.
 """
 
 from __future__ import annotations
@@ -47,20 +46,230 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from medmtl._validation import check_matrix, check_scalar_nonnegative, check_scalar_positive
-from medmtl.online.linear import add_row
-from medmtl.online.oracle import LabelOracle
+from medmtl.online.oracle import LabelOracle, oracle_query, raise_query_status
 
 __all__ = ["AMLC", "RandomQuery", "IndependentQuery", "stream_from_tasks"]
 
-_MIN_BLOCK = 2
-_MAX_BLOCK = 2048
+# The rules the compiled round loop knows (a learner's ``_rule``).
+_RANDOM, _INDEPENDENT, _AMLC, _PEER = 0, 1, 2, 3
+_NO_BUDGET = np.iinfo(np.int64).max
+# Stand-ins for the arrays a call does not use (dense rows, or CSR arrays, or tau).
+_NO_ROWS = np.zeros((0, 0))
+_NO_INDEX = np.zeros(1, dtype=np.int32)
+_NO_DATA = np.zeros(1)
+_NO_TAU = np.zeros((1, 1))
 
-try:  # private but long-stable; the public product below is the fallback
-    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
-except ImportError:  # pragma: no cover
-    _csr_matvecs = None
+
+@njit(cache=True, nogil=True)
+def _numpy_sum(a):
+    """``np.sum`` of a 1-D float64 array, bit for bit (numpy's pairwise summation).
+
+    numpy halves arrays longer than 128 recursively; the halves are walked here with an
+    explicit stack (numba cannot cache recursive functions reliably).
+    """
+    n = a.size
+    if n <= 128:
+        return _block_sum(a, 0, n)
+    nodes = np.empty((128, 3), dtype=np.int64)  # (start, length, children done)
+    values = np.empty(128)
+    top, depth = 0, 0
+    nodes[0, 0], nodes[0, 1], nodes[0, 2] = 0, n, 0
+    while top >= 0:
+        lo, m, done = nodes[top, 0], nodes[top, 1], nodes[top, 2]
+        if m <= 128:
+            values[depth] = _block_sum(a, lo, m)
+            depth += 1
+            top -= 1
+        elif done:
+            depth -= 1
+            values[depth - 1] += values[depth]
+            top -= 1
+        else:
+            half = m // 2
+            half -= half % 8
+            nodes[top, 2] = 1
+            nodes[top + 1, 0], nodes[top + 1, 1], nodes[top + 1, 2] = lo + half, m - half, 0
+            nodes[top + 2, 0], nodes[top + 2, 1], nodes[top + 2, 2] = lo, half, 0
+            top += 2
+    return values[0]
+
+
+@njit(cache=True, nogil=True)
+def _block_sum(a, lo, n):
+    """numpy's pairwise sum of ``a[lo:lo + n]`` for n <= 128: eight interleaved partial sums."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i, m = 8, n - n % 8
+    while i < m:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True, nogil=True)
+def _row_scores(sparse, X, indptr, indices, data, t, W, scores):
+    """``scores[m] = <x_t, w_m>`` for every task (W is (features, tasks))."""
+    scores[:] = 0.0
+    K = scores.size
+    if sparse:
+        for i in range(indptr[t], indptr[t + 1]):
+            v, col = data[i], indices[i]
+            for m in range(K):
+                scores[m] += v * W[col, m]
+    else:
+        for i in range(X.shape[1]):
+            v = X[t, i]
+            for m in range(K):
+                scores[m] += v * W[i, m]
+
+
+@njit(cache=True, nogil=True)
+def _own_score(sparse, X, indptr, indices, data, t, W, k):
+    """``<x_t, w_k>`` for one task."""
+    acc = 0.0
+    if sparse:
+        for i in range(indptr[t], indptr[t + 1]):
+            acc += data[i] * W[indices[i], k]
+    else:
+        for i in range(X.shape[1]):
+            acc += X[t, i] * W[i, k]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def _add_row(sparse, X, indptr, indices, data, t, W, m, y):
+    """``w_m += y x_t`` on the row's support (canonical CSR: unique columns)."""
+    if sparse:
+        for i in range(indptr[t], indptr[t + 1]):
+            W[indices[i], m] += y * data[i]
+    else:
+        for i in range(X.shape[1]):
+            W[i, m] += y * X[t, i]
+
+
+@njit(cache=True, nogil=True)
+def _active_rounds(rule, sparse, X, indptr, indices, data, tasks, indexes, uniforms, W, tau,
+                   scale, b, peer_b, q_prob, C, share, share_on_mistake, left, port,
+                   preds, queried, queries_per_task, counts):
+    """Play every round of an active multi-task stream, compiled; returns (status, round).
+
+    ``rule`` is one of _RANDOM, _INDEPENDENT, _AMLC, _PEER (see the learners' docstrings for
+    each). Round ``t`` shows row ``t`` of the inputs (dense ``X`` or CSR) to task
+    ``tasks[t]``, whose label is example ``indexes[t]``; it is bought only through
+    :func:`oracle_query` on ``port``, at most ``left`` times. ``W`` (features, tasks) and
+    ``tau`` (tasks, tasks) are updated in place; ``counts`` gets [queries, updates, peer
+    labels]. Status 0: every round played; else the oracle's code at that round.
+    """
+    n, K = tasks.size, W.shape[1]
+    scores, losses = np.empty(K), np.empty(K)
+    for t in range(n):
+        k = tasks[t]
+        u = uniforms[t, 0]
+        if rule == _AMLC:
+            _row_scores(sparse, X, indptr, indices, data, t, W, scores)
+            p = 0.0
+            for m in range(K):
+                p += scores[m] * tau[k, m]
+            p *= scale
+            ask = u < b / (b + abs(p))
+        else:
+            p = _own_score(sparse, X, indptr, indices, data, t, W, k)
+            ask = u < (q_prob if rule == _RANDOM else b / (b + abs(p)))
+        yhat = 1 if p >= 0 else -1
+        preds[t] = yhat
+        queried[t] = False
+        if not ask or left <= 0:
+            continue
+        if rule == _PEER:
+            _row_scores(sparse, X, indptr, indices, data, t, W, scores)
+            peer = 0.0  # tau_kk = 0: the peers only
+            for m in range(K):
+                peer += scores[m] * tau[k, m]
+            if uniforms[t, 1] >= peer_b / (peer_b + abs(peer)):
+                # The peers are confident: learn from their label, pay nothing.
+                label = 1 if peer >= 0 else -1
+                counts[2] += 1
+                if label != yhat:
+                    _add_row(sparse, X, indptr, indices, data, t, W, k, float(label))
+                    counts[1] += 1
+                continue
+        y = oracle_query(port, k, indexes[t])
+        if y > 1:
+            return y, t
+        queried[t] = True
+        left -= 1
+        counts[0] += 1
+        queries_per_task[k] += 1
+        fy = float(y)
+        if rule == _RANDOM or rule == _INDEPENDENT:
+            if y != yhat:
+                _add_row(sparse, X, indptr, indices, data, t, W, k, fy)
+                counts[1] += 1
+            continue
+        if rule == _PEER:
+            if y != yhat:
+                _add_row(sparse, X, indptr, indices, data, t, W, k, fy)
+                counts[1] += 1
+            if K == 1:
+                continue
+        # The committee (AMLC) or peer (PEER) weights of task k: tau_km exp(-C l_km / lambda),
+        # l_km the hinge loss of peer m on this round's margins, then renormalised.
+        for m in range(K):
+            losses[m] = max(1.0 - fy * scores[m], 0.0)
+        if rule == _PEER:
+            losses[k] = 0.0
+        lam = _numpy_sum(losses)
+        if lam > 0:
+            row = tau[k]
+            if rule == _AMLC:
+                step = -C / lam
+                for m in range(K):
+                    row[m] = row[m] * np.exp(losses[m] * step)
+            else:
+                for m in range(K):
+                    row[m] = row[m] * np.exp(-C * losses[m] / lam)
+            total = _numpy_sum(row)
+            for m in range(K):
+                row[m] /= total
+        if not share:
+            if rule == _AMLC and y != yhat:
+                _add_row(sparse, X, indptr, indices, data, t, W, k, fy)
+                counts[1] += 1
+            continue
+        # Share the example with similar tasks whose own sign differs from the reference
+        # (sign(0) = +1), all from this round's margins (w^(t-1)), as in Algorithm 1.
+        reference = y if share_on_mistake else yhat
+        similar = tau[k, k] if rule == _AMLC else 1.0 / (K - 1)
+        for m in range(K):
+            if m == k:
+                if rule == _AMLC and y != yhat:
+                    _add_row(sparse, X, indptr, indices, data, t, W, m, fy)
+                    counts[1] += 1
+                continue
+            differs = scores[m] < 0 if reference > 0 else scores[m] >= 0
+            if differs and tau[k, m] >= similar:
+                _add_row(sparse, X, indptr, indices, data, t, W, m, fy)
+                counts[1] += 1
+    return 0, n
 
 
 def _sgn(z):
@@ -160,13 +369,12 @@ def _check_committee_params(learner):
 class _ActiveMultitaskLearner:
     """Round machinery of the active multi-task perceptrons (not public).
 
-    A subclass sets ``_n_uniforms`` and implements ``_setup`` (extra state), ``_scan``
-    (vectorised predictions and "this round may learn" flags for a block of rounds under a
-    fixed state), ``_scan_one`` (the same for one round, on scalars) and ``_learn_round``
-    (one learning round).
+    A subclass sets ``_rule`` (which branch of the compiled loop :func:`_active_rounds` it
+    is), ``_n_uniforms`` (uniforms per round) and ``_setup`` (extra state, e.g. ``_tau``).
     """
 
     _n_uniforms = 1
+    _rule = _RANDOM
 
     # ----------------------------------------------------------------- parameters / state
     def _check_params(self):
@@ -176,7 +384,7 @@ class _ActiveMultitaskLearner:
     def _init_state(self, n_tasks, n_features):
         self.n_tasks_ = int(n_tasks)
         self.n_features_in_ = int(n_features)
-        # (features, tasks): one sparse-dense product then scores all tasks of a block.
+        # (features, tasks): a sparse row's margins under all K tasks are one gather of rows.
         self._W = np.zeros((self.n_features_in_, self.n_tasks_))
         self.n_queries_ = 0
         self.queries_per_task_ = np.zeros(self.n_tasks_, dtype=np.int64)
@@ -186,30 +394,9 @@ class _ActiveMultitaskLearner:
     def _setup(self):
         pass
 
-    def _query(self, oracle, task, index):
-        y = oracle.query(task, index)
-        self.n_queries_ += 1
-        self.queries_per_task_[task] += 1
-        return y
-
-    def _add(self, rows, t, task, y):
-        add_row(self._W[:, task], rows, t, float(y))
-        self.n_updates_ += 1
-
-    def _add_to_tasks(self, rows, t, tasks, y):
-        """``w_m += y x_t`` for several tasks ``m`` at once (one scatter, the row's support only)."""
-        if len(tasks) == 1:
-            return self._add(rows, t, int(tasks[0]), y)
-        if sp.issparse(rows):
-            s, e = rows.indptr[t], rows.indptr[t + 1]
-            # Flat positions of (feature, task) in the C-ordered (features, tasks) matrix; CSR
-            # column indices within a row are unique, so the fancy-index addition is exact.
-            flat = (rows.indices[s:e, None] * self.n_tasks_ + tasks).ravel()
-            values = np.repeat(y * rows.data[s:e], len(tasks))
-            self._W.reshape(-1)[flat] += values
-        else:
-            self._W[:, tasks] += y * rows[t][:, None]
-        self.n_updates_ += len(tasks)
+    def _rule_params(self):
+        """(tau, confidence scale, b, peer_b, query probability, C, share, share on mistake)."""
+        return _NO_TAU, 1.0, 0.0, 1.0, 0.0, 0.0, False, False
 
     @property
     def weights_(self):
@@ -221,72 +408,31 @@ class _ActiveMultitaskLearner:
         if not hasattr(self, "_W"):
             raise AttributeError(f"this {type(self).__name__} has not seen any data yet; call fit or learn_one first")
 
-    # ------------------------------------------------------------------------- scoring
-    def _block_scores(self, rows, start, stop):
-        """Margins of rounds ``start:stop`` under every task's perceptron: (stop - start, K)."""
-        if sp.issparse(rows):
-            s, e = rows.indptr[start], rows.indptr[stop]
-            indptr = rows.indptr[start:stop + 1] - s
-            if _csr_matvecs is not None:
-                # scipy's own CSR x dense kernel, called without building a sub-matrix
-                # object: that object costs more than the product on a block of a few rows.
-                out = np.zeros((stop - start, self.n_tasks_))
-                _csr_matvecs(stop - start, rows.shape[1], self.n_tasks_, indptr, rows.indices[s:e],
-                             rows.data[s:e], self._W.ravel(), out.ravel())
-                return out
-            block = sp.csr_matrix((rows.data[s:e], rows.indices[s:e], indptr),
-                                  shape=(stop - start, rows.shape[1]))
-            return np.asarray(block @ self._W)
-        return rows[start:stop] @ self._W
-
     # ------------------------------------------------------------------------- training
     def _run(self, rows, order, uniforms, oracle, record=None):
-        """Play the rounds of ``rows`` (see the module notes on blocks)."""
+        """Play the rounds of ``rows`` in the compiled loop (labels only from ``oracle``)."""
         n = rows.shape[0]
-        tasks = order[:, 0]
         # Labels this run may still buy; only this run's own queries spend them.
         left = oracle.remaining
         if self._budget is not None:
             left = min(left, self._budget - self.n_queries_)
-        t, size = 0, _MIN_BLOCK
-        while t < n:
-            if size == 1 and left > 0:
-                # Dense run of queries: one round at a time on Python scalars is cheaper
-                # than a block.
-                scores = self._block_scores(rows, t, t + 1)[0]
-                task = int(tasks[t])
-                pred, event = self._scan_one(scores, task, uniforms[t])
-                queried = False
-                if event:
-                    pred, queried = self._learn_round(rows, t, task, int(order[t, 1]), scores, pred,
-                                                      uniforms[t], oracle)
-                    left -= queried
-                if record is not None:
-                    record[0][t], record[1][t] = pred, queried
-                t += 1
-                if not event:
-                    size = 2 * _MIN_BLOCK
-                continue
-            stop = min(n, t + size) if left > 0 else n
-            scores = self._block_scores(rows, t, stop)
-            yhat, may_learn = self._scan(scores, tasks[t:stop], uniforms[t:stop])
-            first = int(may_learn.argmax()) if left > 0 else 0
-            if left <= 0 or not may_learn[first]:
-                if record is not None:
-                    record[0][t:stop] = yhat
-                t, size = stop, min(2 * size, _MAX_BLOCK)
-                continue
-            h = t + first
-            if record is not None:
-                record[0][t:h] = yhat[:first]
-            pred, queried = self._learn_round(rows, h, int(tasks[h]), int(order[h, 1]),
-                                              scores[first], int(yhat[first]), uniforms[h], oracle)
-            left -= queried
-            if record is not None:
-                record[0][h], record[1][h] = pred, queried
-            # Queries cluster early in a stream: after a query on the block's first round,
-            # go one round at a time; otherwise try a block twice as long as the gap.
-            t, size = h + 1, (1 if first == 0 else 2 * (first + 1))
+        left = _NO_BUDGET if left == float("inf") else int(left)
+        if sp.issparse(rows):
+            X, indptr, indices, data = _NO_ROWS, rows.indptr, rows.indices, rows.data
+        else:
+            X, indptr, indices, data = np.ascontiguousarray(rows, dtype=np.float64), _NO_INDEX, _NO_INDEX, _NO_DATA
+        preds, queried = record if record is not None else (np.empty(n, dtype=np.int64), np.empty(n, dtype=bool))
+        counts = np.zeros(3, dtype=np.int64)
+        status, t = _active_rounds(
+            self._rule, sp.issparse(rows), X, indptr, indices, data, np.ascontiguousarray(order[:, 0]),
+            np.ascontiguousarray(order[:, 1]), np.ascontiguousarray(uniforms, dtype=np.float64), self._W,
+            *self._rule_params(), left, oracle.port(), preds, queried, self.queries_per_task_, counts)
+        self.n_queries_ += int(counts[0])
+        self.n_updates_ += int(counts[1])
+        if hasattr(self, "n_peer_labels_"):
+            self.n_peer_labels_ += int(counts[2])
+        if status:
+            raise_query_status(status, int(order[t, 0]), int(order[t, 1]), oracle)
 
     def fit(self, Xs, oracle, order=None):
         """Play one pass over a multi-task stream, querying labels from ``oracle``.
@@ -476,6 +622,8 @@ class RandomQuery(_ActiveMultitaskLearner):
     True
     """
 
+    _rule = _RANDOM
+
     def __init__(self, query_probability=0.5, budget=None, random_state=None):
         self.query_probability = query_probability
         self.budget = budget
@@ -488,18 +636,8 @@ class RandomQuery(_ActiveMultitaskLearner):
             raise ValueError(f"query_probability must be in [0, 1], got {q}")
         self._q = q
 
-    def _scan(self, scores, tasks, uniforms):
-        own = scores[np.arange(len(tasks)), tasks]
-        return _sgn(own), uniforms[:, 0] < self._q
-
-    def _scan_one(self, scores, task, uniforms):
-        return (1 if scores[task] >= 0 else -1), bool(uniforms[0] < self._q)
-
-    def _learn_round(self, rows, t, task, index, scores, yhat, uniforms, oracle):
-        y = self._query(oracle, task, index)
-        if y != yhat:
-            self._add(rows, t, task, y)
-        return yhat, True
+    def _rule_params(self):
+        return _NO_TAU, 1.0, 0.0, 1.0, self._q, 0.0, False, False
 
 
 class IndependentQuery(RandomQuery):
@@ -537,6 +675,8 @@ class IndependentQuery(RandomQuery):
     [1, -1, 1, -1]
     """
 
+    _rule = _INDEPENDENT
+
     def __init__(self, b=1.0, budget=None, random_state=None):
         self.b = b
         self.budget = budget
@@ -545,13 +685,8 @@ class IndependentQuery(RandomQuery):
     def _check_params(self):
         _ActiveMultitaskLearner._check_params(self)
 
-    def _scan(self, scores, tasks, uniforms):
-        own = scores[np.arange(len(tasks)), tasks]
-        return _sgn(own), uniforms[:, 0] < self._b / (self._b + np.abs(own))
-
-    def _scan_one(self, scores, task, uniforms):
-        own = float(scores[task])
-        return (1 if own >= 0 else -1), bool(uniforms[0] < self._b / (self._b + abs(own)))
+    def _rule_params(self):
+        return _NO_TAU, 1.0, self._b, 1.0, 0.0, 0.0, False, False
 
 
 class AMLC(_ActiveMultitaskLearner):
@@ -635,6 +770,8 @@ class AMLC(_ActiveMultitaskLearner):
     True
     """
 
+    _rule = _AMLC
+
     def __init__(self, b=1.0, C=1.0, share=True, share_on="disagreement", confidence="mean", budget=None,
                  random_state=None):
         self.b = b
@@ -655,45 +792,15 @@ class AMLC(_ActiveMultitaskLearner):
         self._tau = np.full((self.n_tasks_, self.n_tasks_), 1.0 / self.n_tasks_)
         self._scale = 1.0 if self.confidence == "mean" else float(self.n_tasks_)
 
+    def _rule_params(self):
+        return (self._tau, self._scale, self._b, 1.0, 0.0, self._C, bool(self.share),
+                self.share_on == "mistake")
+
     @property
     def committee_weights_(self):
         """ndarray of shape (n_tasks, n_tasks): the relationship matrix ``tau``."""
         self._check_fitted()
         return self._tau.copy()
-
-    def _scan(self, scores, tasks, uniforms):
-        p = self._scale * np.einsum("ij,ij->i", scores, self._tau[tasks])
-        return _sgn(p), uniforms[:, 0] < self._b / (self._b + np.abs(p))
-
-    def _scan_one(self, scores, task, uniforms):
-        p = self._scale * float(scores @ self._tau[task])
-        return (1 if p >= 0 else -1), bool(uniforms[0] < self._b / (self._b + abs(p)))
-
-    def _learn_round(self, rows, t, task, index, scores, yhat, uniforms, oracle):
-        tau_k = self._tau[task]
-        y = self._query(oracle, task, index)
-        losses = 1.0 - y * scores
-        np.maximum(losses, 0.0, out=losses)
-        lam = losses.sum()
-        if lam > 0:
-            losses *= -self._C / lam
-            tau_k = tau_k * np.exp(losses)
-            tau_k /= tau_k.sum()
-            self._tau[task] = tau_k
-        # Task k learns from its committee's mistake; similar peers get the example too.
-        # All of them are updated from the margins of this round (w^(t-1)), as in Algorithm 1.
-        if self.share:
-            reference = yhat if self.share_on == "disagreement" else y
-            # sign(p_km) != reference, with sign(0) = +1
-            receive = (scores < 0) if reference > 0 else (scores >= 0)
-            receive &= tau_k >= tau_k[task]
-            receive[task] = y != yhat
-            targets = receive.nonzero()[0]
-            if targets.size:
-                self._add_to_tasks(rows, t, targets, y)
-        elif y != yhat:
-            self._add(rows, t, task, y)
-        return yhat, True
 
     def _margins(self, X, task):
         # (X W) tau_k: every task's margin, then the committee's weighted sum; cheaper than

@@ -377,12 +377,32 @@ class MultiTaskStream:
         Z = V[perm]
         self._z = Z
 
-    def task_margins(self, j, start, stop, w):
-        """Margins ``Xs[j][start:stop] @ w`` of one task over a block of rounds."""
-        X = self.Xs[j]
-        if not sp.issparse(X):
-            return X[start:stop] @ w
-        return _csr_rows_matvec(X.indptr, X.indices, X.data, start, stop, X.shape[1], w)
+    def csr_rounds(self):
+        """The stream as one CSR matrix, laid out for a compiled per-round loop (cached).
+
+        Returns
+        -------
+        indptr, indices : ndarray of int64
+        data : ndarray of float64
+        row_stride, row_step : int
+            Task ``j``'s input on round ``t`` is row ``t * row_stride + j * row_step``.
+        col_off : ndarray of int64 of shape (n_tasks,)
+            Task ``j``'s columns, shifted by ``col_off[j]``, index the flat weights of
+            :meth:`new_weights` (all tasks' weight vectors end to end).
+        """
+        if getattr(self, "_csr", None) is None:
+            K = self.n_tasks
+            if self.shared is not None:
+                X = sp.csr_matrix(self.shared)
+                row_stride, row_step, col_off = 1, 0, np.arange(K) * X.shape[1]
+            else:
+                if getattr(self, "_z", None) is None:
+                    self._interleave()
+                X = self._z
+                row_stride, row_step, col_off = K, 1, np.zeros(K)
+            self._csr = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64),
+                         row_stride, row_step, col_off.astype(np.int64))
+        return self._csr
 
     def block_margins(self, weights, start, stop):
         """Margins of rounds ``start:stop`` of every task under ``weights``.

@@ -2,17 +2,31 @@
 
 Online learners in medmtl never receive a label array. They receive a ``LabelOracle`` and
 ask it for the label of one example of one task at a time; the oracle counts every query
-(per task and in total) and enforces an optional budget. Tests rely on this to prove that a
-learner reads no label it did not pay for.
+(per task and in total), remembers which labels were asked, and enforces an optional
+budget. Tests rely on this to prove that a learner reads no label it did not pay for.
+
+Compiled learners ask the same oracle from inside their loop: :meth:`LabelOracle.port`
+hands out the oracle's own state (labels, counters, the record of asked labels, the
+budget) as a tuple of arrays, and :func:`oracle_query` -- the compiled twin of
+:meth:`LabelOracle.query` -- is the only function that reads it. A query from compiled code
+is counted, recorded and budget-checked exactly like one from Python, in the same arrays,
+so ``n_queries``, ``queries_per_task`` and ``was_queried`` see both.
 """
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
+from numba import njit
 
 from medmtl._validation import check_pm1_labels
 
-__all__ = ["LabelOracle", "BudgetExhausted"]
+__all__ = ["LabelOracle", "BudgetExhausted", "oracle_query", "QUERY_BUDGET_SPENT", "QUERY_OUT_OF_RANGE"]
+
+# What oracle_query returns instead of a label (labels are -1, 0 or +1).
+QUERY_BUDGET_SPENT = 2
+QUERY_OUT_OF_RANGE = 3
 
 
 def _check_ternary(y, name):
@@ -24,6 +38,43 @@ def _check_ternary(y, name):
 
 class BudgetExhausted(RuntimeError):
     """Raised when a label is requested after the query budget is spent."""
+
+
+@njit(cache=True, nogil=True)
+def oracle_query(port, task, index):
+    """Compiled :meth:`LabelOracle.query`: the label of (task, index), counted.
+
+    Parameters
+    ----------
+    port : tuple
+        ``LabelOracle.port()``; opaque to the caller.
+    task, index : int
+
+    Returns
+    -------
+    label : int
+        -1, 0 or +1; or ``QUERY_BUDGET_SPENT`` / ``QUERY_OUT_OF_RANGE`` (nothing counted),
+        on which the caller must stop and let Python raise.
+    """
+    labels, offsets, asked, per_task, totals = port
+    if task < 0 or task >= per_task.size or index < 0 or index >= offsets[task + 1] - offsets[task]:
+        return QUERY_OUT_OF_RANGE
+    if totals[1] >= 0 and totals[0] >= totals[1]:
+        return QUERY_BUDGET_SPENT
+    totals[0] += 1
+    per_task[task] += 1
+    pos = offsets[task] + index
+    asked[pos] = True
+    return labels[pos]
+
+
+def raise_query_status(status, task, index, oracle):
+    """Raise the error the Python :meth:`LabelOracle.query` would have raised."""
+    if status == QUERY_BUDGET_SPENT:
+        raise BudgetExhausted(f"the query budget of {oracle.budget} labels is spent")
+    if status == QUERY_OUT_OF_RANGE:
+        raise IndexError(f"no label ({task}, {index}) in an oracle of {oracle.n_tasks} tasks")
+    raise RuntimeError(f"unknown query status {status}")  # pragma: no cover
 
 
 class LabelOracle:
@@ -54,41 +105,67 @@ class LabelOracle:
     (1, 1)
     >>> oracle.queries_per_task.tolist()
     [0, 1]
+    >>> oracle.was_queried(1, 2), oracle.was_queried(0, 0)
+    (True, False)
     """
 
     def __init__(self, ys, budget=None, allow_zero=False):
         check = _check_ternary if allow_zero else check_pm1_labels
-        self._labels = [check(y, name=f"ys[{j}]") for j, y in enumerate(ys)]
-        if budget is not None and (int(budget) != budget or budget < 0):
+        if isinstance(ys, np.ndarray) and ys.ndim == 1 or not hasattr(ys, "__len__") or len(ys) == 0:
+            raise TypeError("ys must be a non-empty list of per-task label arrays")
+        labels = [check(y, name=f"ys[{j}]") for j, y in enumerate(ys)]
+        if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 0):
             raise ValueError(f"budget must be a non-negative integer or None, got {budget!r}")
         self.budget = None if budget is None else int(budget)
-        self.queries_per_task = np.zeros(len(self._labels), dtype=np.int64)
-        self._asked = set()
+        # One flat store for all tasks, so the compiled twin of ``query`` reads the same arrays.
+        self._offsets = np.concatenate([[0], np.cumsum([y.size for y in labels])]).astype(np.int64)
+        self._labels = np.concatenate(labels).astype(np.int8)
+        self._asked = np.zeros(self._labels.size, dtype=np.bool_)
+        self.queries_per_task = np.zeros(len(labels), dtype=np.int64)
+        # [queries so far, budget (-1: none)]
+        self._totals = np.array([0, -1 if budget is None else int(budget)], dtype=np.int64)
 
     @property
     def n_tasks(self):
-        return len(self._labels)
+        return self.queries_per_task.size
 
     @property
     def n_queries(self):
-        return int(self.queries_per_task.sum())
+        return int(self._totals[0])
 
     @property
     def remaining(self):
         """Queries left in the budget (``inf`` without a budget)."""
-        return float("inf") if self.budget is None else self.budget - self.n_queries
+        return float("inf") if self.budget is None else self.budget - int(self._totals[0])
+
+    def _position(self, task, index):
+        task, index = operator.index(task), operator.index(index)
+        if not 0 <= task < self.queries_per_task.size:
+            raise IndexError(f"task {task} out of range for {self.queries_per_task.size} tasks")
+        size = self._offsets[task + 1] - self._offsets[task]
+        if not 0 <= index < size:
+            raise IndexError(f"index {index} out of range for task {task} ({size} labels)")
+        return task, self._offsets[task] + index
 
     def query(self, task, index):
         """Return the label of example ``index`` of task ``task`` and count the query."""
-        if not 0 <= task < len(self._labels):
-            raise IndexError(f"task {task} out of range for {len(self._labels)} tasks")
-        if self.remaining <= 0:
+        task, pos = self._position(task, index)
+        totals = self._totals
+        if totals[1] >= 0 and totals[0] >= totals[1]:
             raise BudgetExhausted(f"the query budget of {self.budget} labels is spent")
-        label = int(self._labels[task][index])
+        totals[0] += 1
         self.queries_per_task[task] += 1
-        self._asked.add((int(task), int(index)))
-        return label
+        self._asked[pos] = True
+        return int(self._labels[pos])
 
     def was_queried(self, task, index):
         """Whether the label of (task, index) has been requested."""
-        return (int(task), int(index)) in self._asked
+        return bool(self._asked[self._position(task, index)[1]])
+
+    def port(self):
+        """The oracle's state for a compiled learner, to be read only by :func:`oracle_query`.
+
+        The arrays are the oracle's own (not copies): queries made through the port are
+        counted here at once.
+        """
+        return (self._labels, self._offsets, self._asked, self.queries_per_task, self._totals)

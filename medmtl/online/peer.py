@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from medmtl._validation import check_scalar_positive
-from medmtl.online.amlc import _ActiveMultitaskLearner, _check_committee_params, _sgn
+from medmtl.online.amlc import _PEER, _ActiveMultitaskLearner, _check_committee_params
 
 __all__ = ["PEER", "PEERShare"]
 
@@ -98,6 +98,7 @@ class PEER(_ActiveMultitaskLearner):
     """
 
     _n_uniforms = 2
+    _rule = _PEER
 
     def __init__(self, b=1.0, peer_b=1.0, C=1.0, share=False, share_on="disagreement", budget=None,
                  random_state=None):
@@ -119,49 +120,15 @@ class PEER(_ActiveMultitaskLearner):
         self._tau = np.zeros((K, K)) if K == 1 else (np.ones((K, K)) - np.eye(K)) / (K - 1)
         self.n_peer_labels_ = 0
 
+    def _rule_params(self):
+        return (self._tau, 1.0, self._b, self._peer_b, 0.0, self._C, bool(self.share),
+                self.share_on == "mistake")
+
     @property
     def committee_weights_(self):
         """ndarray of shape (n_tasks, n_tasks): the peer weights ``tau``."""
         self._check_fitted()
         return self._tau.copy()
-
-    def _scan(self, scores, tasks, uniforms):
-        own = scores[np.arange(len(tasks)), tasks]
-        return _sgn(own), uniforms[:, 0] < self._b / (self._b + np.abs(own))
-
-    def _scan_one(self, scores, task, uniforms):
-        own = float(scores[task])
-        return (1 if own >= 0 else -1), bool(uniforms[0] < self._b / (self._b + abs(own)))
-
-    def _learn_round(self, rows, t, task, index, scores, yhat, uniforms, oracle):
-        tau_k = self._tau[task]
-        peer_margin = scores @ tau_k  # tau_kk = 0: the peers only
-        if uniforms[1] >= self._peer_b / (self._peer_b + abs(peer_margin)):
-            # The peers are confident: learn from their label, pay nothing.
-            label = int(_sgn(peer_margin))
-            self.n_peer_labels_ += 1
-            if label != yhat:
-                self._add(rows, t, task, label)
-            return yhat, False
-        y = self._query(oracle, task, index)
-        if y != yhat:
-            self._add(rows, t, task, y)
-        K = self.n_tasks_
-        if K > 1:
-            peers = np.arange(K) != task
-            losses = np.where(peers, np.maximum(0.0, 1.0 - y * scores), 0.0)
-            lam = losses.sum()
-            if lam > 0:
-                tau_k = tau_k * np.exp(-self._C * losses / lam)
-                tau_k /= tau_k.sum()
-                self._tau[task] = tau_k
-            if self.share:
-                reference = yhat if self.share_on == "disagreement" else y
-                differs = (scores < 0) if reference > 0 else (scores >= 0)
-                similar = np.flatnonzero(peers & (tau_k >= 1.0 / (K - 1)) & differs)
-                if similar.size:
-                    self._add_to_tasks(rows, t, similar, y)
-        return yhat, True
 
 
 class PEERShare(PEER):

@@ -17,13 +17,13 @@ successive sampling without replacement proportional to q. The E's are drawn rou
 round from one ``numpy.random.Generator``, K per round, so a naive per-round loop with the
 same seed makes the same choices.
 
-Why it is fast. A block of rounds is processed at once: the margins of all K tasks for the
-whole block are one (batched) matrix product, the keys and choices of the whole block are
-vectorised, and the only per-round Python work is the label query. When a task is
-updated, only that task's margins for the rest of the block are recomputed (the other
-weights did not move), and the choices of the rest of the block are redrawn from the same
-exponentials. The result is the same sequence of queries and updates as the per-round
-algorithm.
+Why it is fast. The whole pass is one compiled loop over rounds (numba): per round the K
+margins (a dense dot product, or a CSR row's gather over the task's weights), the draw, the
+label query and the update, with no Python in between. The label comes from the
+annotator's compiled twin of ``query`` (:func:`~medmtl.online.oracle.oracle_query`), which
+counts it, records it and checks the budget in the annotator's own arrays: the protocol is
+the same as in Python, only faster. The exponentials are drawn in blocks of rounds before
+the loop, in round order, so the choices do not depend on the block length.
 """
 
 from __future__ import annotations
@@ -32,10 +32,11 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from medmtl._validation import check_pm1_labels
-from medmtl.online.linear import MultiTaskStream, _csr_rows_matvec, add_row, rows_dot, scale_to_unit_ball
-from medmtl.online.oracle import LabelOracle
+from medmtl.online.linear import MultiTaskStream, add_row, rows_dot, scale_to_unit_ball
+from medmtl.online.oracle import LabelOracle, oracle_query, raise_query_status
 
 __all__ = ["SHAMPO", "KernelSHAMPO", "perceptron_mistake_prior", "STRATEGIES"]
 
@@ -101,67 +102,200 @@ def _as_oracle(ys, n_tasks, n_rounds):
     return oracle
 
 
-class _KeyMaker:
-    """Keys E / q of Eq. (1) for a block of rounds; the arg-min of a row is the drawn task.
+# Status codes of the compiled pass besides the oracle's (QUERY_BUDGET_SPENT, QUERY_OUT_OF_RANGE).
+_ZERO_LABEL = 4
+_ZERO_MODES = {"error": 0, "ignore": 1, "weak": 2, "random": 3}
 
-    Tasks with a zero prior get an infinite key (never drawn, and never the "minimum
-    margin" of exploit).
-    """
+
+class _DrawRule:
+    """Eq. (1) as the arrays the compiled draw reads: 1/a_j, a_j > 0, b."""
 
     def __init__(self, prior, b):
-        self.positive = prior > 0
-        self.all_positive = bool(self.positive.all())
-        self.uniform = bool(np.all(prior == prior[0]))
+        self.positive = np.ascontiguousarray(prior > 0)
         self.inv_a = np.divide(1.0, prior, out=np.zeros_like(prior), where=self.positive)
-        self.b = b
+        # A uniform prior multiplies no key by 1/a: the same keys as a naive E * (b + gap).
+        self.uniform = bool(np.all(prior == prior[0]))
+        self.b = float(b)
 
-    def __call__(self, P, E):
-        b = self.b
-        if np.isinf(b):
-            keys = E if self.uniform else E * self.inv_a
-        else:
-            m = np.abs(P)
-            if not self.all_positive:
-                m[:, ~self.positive] = np.inf
-            gap = m - m.min(axis=1, keepdims=True)
-            if not self.all_positive:
-                gap[:, ~self.positive] = 1.0  # masked to inf below; avoids inf * 0
+
+@njit(cache=True, nogil=True)
+def _draw_round(p, e, inv_a, positive, uniform, b, n_queries, keys, taken, out):
+    """Tasks queried on one round: the ``n_queries`` smallest keys E_j / q_j of Eq. (1).
+
+    Tasks with a zero prior get an infinite key (never drawn, and never the "minimum margin"
+    of exploit); ties go to the lower task index (a stable sort).
+    """
+    K = p.size
+    if b == np.inf:
+        for j in range(K):
+            keys[j] = e[j] if uniform else e[j] * inv_a[j]
+    else:
+        low = np.inf
+        for j in range(K):
+            if positive[j] and abs(p[j]) < low:
+                low = abs(p[j])
+        for j in range(K):
+            gap = abs(p[j]) - low
             if b == 0.0:
                 # exploit: only the smallest |p| can be drawn; ties broken at random (by prior)
-                keys = np.where(gap == 0.0, E if self.uniform else E * self.inv_a, np.inf)
+                keys[j] = (e[j] if uniform else e[j] * inv_a[j]) if gap == 0.0 else np.inf
             else:
                 gap += b
-                keys = gap * E if self.uniform else gap * E * self.inv_a
-        if not self.all_positive:
-            keys = np.where(self.positive, keys, np.inf)
-        return keys
+                keys[j] = gap * e[j] if uniform else gap * e[j] * inv_a[j]
+    for j in range(K):
+        if not positive[j]:
+            keys[j] = np.inf
+        taken[j] = False
+    for q in range(n_queries):
+        best = -1
+        for j in range(K):
+            if not taken[j] and (best < 0 or keys[j] < keys[best]):
+                best = j
+        taken[best] = True
+        out[q] = best
 
 
-def _query_keys(P, E, prior, b):
-    return _KeyMaker(prior, b)(P, E)
+@njit(cache=True, nogil=True)
+def _draw_rounds(P, E, inv_a, positive, uniform, b, n_queries):
+    """:func:`_draw_round` on every row of ``P`` (margins) and ``E`` (exponentials)."""
+    R, K = P.shape
+    out = np.empty((R, n_queries), dtype=np.int64)
+    keys, taken = np.empty(K), np.empty(K, dtype=np.bool_)
+    for r in range(R):
+        _draw_round(P[r], E[r], inv_a, positive, uniform, b, n_queries, keys, taken, out[r])
+    return out
 
 
-def _choose(keys, n_queries):
-    if n_queries == 1:
-        return keys.argmin(axis=1)
-    return np.argsort(keys, axis=1, kind="stable")[:, :n_queries]
+def _choose_tasks(P, E, prior, b, n_queries):
+    """The tasks queried on each row of margins ``P`` (vectorised over rounds; tests use it)."""
+    rule = _DrawRule(np.asarray(prior, dtype=np.float64), b)
+    return _draw_rounds(np.ascontiguousarray(P, dtype=np.float64), np.ascontiguousarray(E, dtype=np.float64),
+                        rule.inv_a, rule.positive, rule.uniform, rule.b, int(n_queries))
 
 
-def _zero_coef(zero_feedback, p, eta, lam, signs, r, j, start):
-    """Update coefficient after a "neither" (0) answer of the one-vs-one bandit."""
-    if zero_feedback == "weak":
-        return eta if p >= 0 else -eta
-    if zero_feedback == "random":
-        c = signs[r]
-        return c if c * p <= lam else 0
-    if zero_feedback == "ignore":
-        return 0
-    raise ValueError(f"the annotator returned label 0 for task {j}, round {start + r}; "
-                     "binary tasks need labels in {-1, +1}")
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _dense_dot(x, w):
+    # reassociation lets the sum vectorise; the order differs from BLAS's by rounding only
+    acc = 0.0
+    for i in range(w.size):
+        acc += x[i] * w[i]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def _shampo_rounds(dense, X3, slab, W, indptr, indices, data, row_stride, row_step, col_off, w_flat,
+                   E, signs, inv_a, positive, uniform, b, lam, n_queries, zero_mode, eta,
+                   port, index0, t0, margins, queried, n_updates):
+    """Rounds ``t0 .. t0 + len(E) - 1`` of SHAMPO, compiled; updates the weights in place.
+
+    Inputs and weights come in one of two layouts. Dense (``dense``): task j's input on
+    round t is ``X3[slab[j], t]`` and its weights ``W[j]``. CSR: it is row
+    ``t * row_stride + j * row_step`` of (indptr, indices, data), whose columns, shifted by
+    ``col_off[j]``, index the flat weights ``w_flat``. Labels come only from
+    :func:`oracle_query` on ``port``. Returns (status, round, task): status 0 when every
+    round was played, else the code that stopped the pass at that round.
+    """
+    R, K = E.shape
+    p = np.empty(K)
+    keys, taken = np.empty(K), np.empty(K, dtype=np.bool_)
+    for r in range(R):
+        t = t0 + r
+        for j in range(K):
+            if dense:
+                p[j] = _dense_dot(X3[slab[j], t], W[j])
+            else:
+                row, off = t * row_stride + j * row_step, col_off[j]
+                acc = 0.0
+                for k in range(indptr[row], indptr[row + 1]):
+                    acc += data[k] * w_flat[off + indices[k]]
+                p[j] = acc
+            margins[r, j] = p[j]
+        _draw_round(p, E[r], inv_a, positive, uniform, b, n_queries, keys, taken, queried[r])
+        for q in range(n_queries):
+            j = queried[r, q]
+            y = oracle_query(port, j, index0 + t)
+            if y > 1:
+                return y, r, j
+            if y != 0:
+                if y * p[j] > lam:
+                    continue
+                c = float(y)
+            elif zero_mode == 0:
+                return _ZERO_LABEL, r, j
+            elif zero_mode == 1:
+                continue
+            elif zero_mode == 2:
+                c = eta if p[j] >= 0 else -eta
+                if c == 0.0:
+                    continue
+            else:
+                c = float(signs[r])
+                if c * p[j] > lam:
+                    continue
+            if dense:
+                x, w = X3[slab[j], t], W[j]
+                for i in range(w.size):
+                    w[i] += c * x[i]
+            else:
+                row, off = t * row_stride + j * row_step, col_off[j]
+                for k in range(indptr[row], indptr[row + 1]):  # canonical CSR: unique columns
+                    w_flat[off + indices[k]] += c * data[k]
+            n_updates[j] += 1
+    return 0, R, -1
+
+
+_NO_INT = np.zeros(1, dtype=np.int64)
+_NO_FLOAT = np.zeros(1)
+_NO_X3 = np.zeros((0, 0, 0))
+_NO_W = np.zeros((0, 0))
+
+
+def _kernel_layout(stream, W):
+    """The arguments of :func:`_shampo_rounds` that describe inputs and weights.
+
+    Returns the arguments and a function that copies the weights back into ``W`` when the
+    kernel had to work on a copy (weights not laid out as the kernel reads them).
+    """
+    K = stream.n_tasks
+    if stream.stacked is not None:
+        dense_X, slab = stream.stacked, np.arange(K)
+    elif stream.shared is not None and not sp.issparse(stream.shared):
+        dense_X, slab = stream.shared[None], np.zeros(K, dtype=np.int64)
+    else:
+        dense_X = None
+    if dense_X is not None:
+        kernel_W = _as_kernel_array(W, dense_X.dtype)
+        args = (True, dense_X, slab, kernel_W, _NO_INT, _NO_INT, _NO_FLOAT, 0, 0, _NO_INT, _NO_FLOAT)
+        copied, offsets = kernel_W is not W, np.arange(K + 1) * kernel_W.shape[1]
+        flat = kernel_W.reshape(-1)
+    else:
+        indptr, indices, data, row_stride, row_step, col_off = stream.csr_rounds()
+        if stream.shared is not None:
+            kernel_W = _as_kernel_array(W, np.float64)
+            flat, copied = kernel_W.reshape(-1), kernel_W is not W
+        else:
+            flat = stream._flat_weights(W)
+            copied = not (flat.dtype == np.float64 and np.shares_memory(flat, W[0]))
+            flat = np.ascontiguousarray(flat, dtype=np.float64)
+        offsets = np.concatenate([[0], np.cumsum(stream.n_features)])
+        args = (False, _NO_X3, _NO_INT, _NO_W, indptr, indices, data, row_stride, row_step, col_off, flat)
+
+    def write_back():
+        if copied:
+            for j in range(K):
+                W[j][...] = flat[offsets[j]:offsets[j + 1]]
+    return args, write_back
+
+
+def _as_kernel_array(W, dtype):
+    """``W`` itself when it is a C-contiguous (K, d) array of ``dtype``, else such a copy."""
+    if isinstance(W, np.ndarray) and W.dtype == dtype and W.ndim == 2 and W.flags.c_contiguous:
+        return W
+    return np.ascontiguousarray(np.asarray(W), dtype=dtype)
 
 
 def _shampo_pass(stream, W, oracle, rng, *, prior, b, lam, n_queries=1, index0=0,
-                 block_size=256, zero_feedback="error", eta=0.0, sign_rng=None,
+                 block_size=4096, zero_feedback="error", eta=0.0, sign_rng=None,
                  margins_out=None, queried_out=None):
     """One pass of SHAMPO over ``stream``; updates ``W`` in place.
 
@@ -169,99 +303,38 @@ def _shampo_pass(stream, W, oracle, rng, *, prior, b, lam, n_queries=1, index0=0
     ``index0 + t``. ``zero_feedback`` says what a label 0 (the one-vs-one bandit's "neither")
     does: "error" (not allowed), "ignore" (no update), "weak" (w += eta * sign(p) x) or
     "random" (a random +-1 label drawn from ``sign_rng``, one per round).
+
+    The rounds are played by one compiled loop (:func:`_shampo_rounds`), ``block_size``
+    rounds per call, whose exponentials (K per round, in round order) are drawn together.
     """
     K, n = stream.n_tasks, stream.n_rounds
-    Xs = stream.Xs
-    sparse = [sp.issparse(X) for X in Xs]
-    query = oracle.query
-    keys_of = _KeyMaker(prior, b)
-    n_updates = [0] * K
-    single = n_queries == 1
+    rule = _DrawRule(prior, b)
+    zero_mode = _ZERO_MODES[zero_feedback]
+    layout, write_back = _kernel_layout(stream, W)
+    port = oracle.port()
+    n_updates = np.zeros(K, dtype=np.int64)
     B = max(1, int(block_size))
-    L = 16  # rows whose keys are drawn at once (adapted to the update rate)
-    start = 0
-    while start < n:
-        stop = min(start + B, n)
-        R = stop - start
-        P = stream.block_margins(W, start, stop)
-        E = rng.standard_exponential((R, K))
-        signs = (sign_rng.integers(0, 2, R) * 2 - 1).tolist() if zero_feedback == "random" else None
-        # After an update only the moved task's margins for the rest of the block change;
-        # they are recomputed at once, and the draws of the next window of rows redone.
-        stale = {}
-        block_updates = 0
-        r = 0
-        while r < R:
-            we = min(R, r + L)
-            for j, f in stale.items():
-                if sparse[j]:
-                    X = Xs[j]
-                    P[f:, j] = _csr_rows_matvec(X.indptr, X.indices, X.data, start + f, stop, X.shape[1], W[j])
-                else:
-                    P[f:, j] = Xs[j][start + f:stop] @ W[j]
-            stale = {}
-            J = _choose(keys_of(P[r:we], E[r:we]), n_queries)
-            if queried_out is not None:
-                queried_out[start + r:start + we] = J.reshape(we - r, -1)
-            changed = False
-            if single:
-                # the hot loop: one label per round; leave the window at the first update
-                for j, p in zip(J.tolist(), P[np.arange(r, we), J].tolist()):
-                    y = query(j, index0 + start + r)
-                    r += 1
-                    if y:
-                        if y * p > lam:
-                            continue
-                        c = y
-                    else:
-                        c = _zero_coef(zero_feedback, p, eta, lam, signs, r - 1, j, start)
-                        if not c:
-                            continue
-                    if sparse[j]:
-                        X = Xs[j]
-                        lo, hi = X.indptr[start + r - 1], X.indptr[start + r]
-                        W[j][X.indices[lo:hi]] += c * X.data[lo:hi]  # canonical CSR: unique columns
-                    else:
-                        W[j] += c * Xs[j][start + r - 1]
-                    n_updates[j] += 1
-                    stale[j] = r
-                    changed = True
-                    break
-            else:
-                for js, ps in zip(J.tolist(), np.take_along_axis(P[r:we], J, axis=1).tolist()):
-                    t = start + r
-                    for j, p in zip(js, ps):
-                        y = query(j, index0 + t)
-                        if y:
-                            if y * p > lam:
-                                continue
-                            c = y
-                        else:
-                            c = _zero_coef(zero_feedback, p, eta, lam, signs, r, j, start)
-                            if not c:
-                                continue
-                        if sparse[j]:
-                            add_row(W[j], Xs[j], t, c)
-                        else:
-                            W[j] += c * Xs[j][t]
-                        n_updates[j] += 1
-                        stale[j] = r + 1
-                        changed = True
-                    r += 1
-                    if changed:
-                        break
-            if changed:
-                block_updates += 1
-        if margins_out is not None:
-            margins_out[start:stop] = P
-        # Blocks long enough to amortise the batched product, short enough that refreshing
-        # an updated task's margins for the rest of the block stays cheap; windows about
-        # as long as the expected run of rounds without an update.
-        rate = (block_updates + 1) / (R + 1)
-        B = int(min(block_size, max(32, 8 / rate)))
-        L = int(min(64, max(4, 1 / rate)))
-        start = stop
-    return np.array(n_updates, dtype=np.int64)
+    margins = np.empty((min(B, n), K)) if margins_out is None else None
+    queried = np.empty((min(B, n), n_queries), dtype=np.int64) if queried_out is None else None
+    try:
+        for start in range(0, n, B):
+            stop = min(start + B, n)
+            R = stop - start
+            E = rng.standard_exponential((R, K))
+            signs = (sign_rng.integers(0, 2, R) * 2 - 1) if zero_mode == 3 else _NO_INT
+            status, r, j = _shampo_rounds(
+                *layout, E, signs, rule.inv_a, rule.positive, rule.uniform, rule.b, float(lam),
+                int(n_queries), zero_mode, float(eta), port, int(index0), start,
+                margins[:R] if margins_out is None else margins_out[start:stop],
+                queried[:R] if queried_out is None else queried_out[start:stop], n_updates)
+            if status == _ZERO_LABEL:
+                raise ValueError(f"the annotator returned label 0 for task {j}, round {start + r}; "
+                                 "binary tasks need labels in {-1, +1}")
+            if status:
+                raise_query_status(status, j, index0 + start + r, oracle)
+    finally:
+        write_back()
+    return n_updates
 
 
 def _new_weights(stream):
@@ -311,9 +384,9 @@ class SHAMPO:
         Rounds used by ``prior="mistakes"``.
     scale : {"row", "max", None}, default="row"
         How inputs are scaled into the unit ball (see :func:`scale_to_unit_ball`).
-    block_size : int, default=256
-        The longest block of rounds processed together (a speed knob; results do not
-        depend on it).
+    block_size : int, default=4096
+        Rounds handed to the compiled loop at once, their random draws made together (a
+        memory knob; results do not depend on it).
     dtype : {"float64", "float32"}, default="float64"
         Storage of dense inputs and their weights. float32 is faster on long dense streams;
         its rounding can change which task is drawn when two keys nearly tie.
@@ -348,7 +421,7 @@ class SHAMPO:
     """
 
     def __init__(self, b=1.0, aggressive=True, lam=None, prior=None, strategy="shampo",
-                 n_queries=1, prior_rounds=1000, scale="row", block_size=256, dtype="float64",
+                 n_queries=1, prior_rounds=1000, scale="row", block_size=4096, dtype="float64",
                  random_state=None):
         self.b = b
         self.aggressive = aggressive
@@ -643,14 +716,13 @@ class KernelSHAMPO(SHAMPO):
 
     def _pass(self, stream, oracle, index0, record):
         K, n, q = stream.n_tasks, stream.n_rounds, self.n_queries
-        keys_of = _KeyMaker(self.prior_, self.b_)
         if record:
             self.train_margins_ = np.empty((n, K))
             self.queried_tasks_ = np.empty((n, q), dtype=np.int64)
         for t in range(n):
             p = np.array([self._margin(j, stream.Xs[j][t]) for j in range(K)])
             E = self._rng.standard_exponential((1, K))
-            J = _choose(keys_of(p[None, :], E), q).reshape(-1)
+            J = _choose_tasks(p[None, :], E, self.prior_, self.b_, q)[0]
             for j in J.tolist():
                 y = oracle.query(j, index0 + t)
                 self.queries_per_task_[j] += 1

@@ -111,17 +111,17 @@ def naive_single(Xs, ys, seed, rule, b=1.0, budget=None):
 
 
 class SpyOracle(LabelOracle):
-    """A LabelOracle whose label store can be read only from inside ``query``."""
+    """A LabelOracle whose label store can be read only by ``query`` and ``port``.
+
+    ``port`` hands the store to the compiled twin of ``query`` (``oracle_query``), which
+    counts every read; that it reads nothing else is proved by
+    ``test_unqueried_labels_do_not_matter`` below.
+    """
 
     def __init__(self, ys, budget=None):
         self._open = True
         super().__init__(ys, budget)
-        self._n_tasks = len(self._labels)
         self._open = False
-
-    @property
-    def n_tasks(self):  # the count of tasks is public; the labels are not
-        return self._n_tasks
 
     def __getattribute__(self, name):
         if name == "_labels" and not object.__getattribute__(self, "_open"):
@@ -132,6 +132,13 @@ class SpyOracle(LabelOracle):
         self._open = True
         try:
             return super().query(task, index)
+        finally:
+            self._open = False
+
+    def port(self):
+        self._open = True
+        try:
+            return super().port()
         finally:
             self._open = False
 
@@ -236,6 +243,54 @@ def test_zero_budget_buys_nothing_and_learns_nothing():
     model = AMLC(budget=0, random_state=0).fit(Xs, oracle)
     assert oracle.n_queries == 0
     assert not model.weights_.any()
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("make", [
+    lambda: AMLC(C=2.0, random_state=2),
+    lambda: AMLC(confidence="sum", share_on="mistake", random_state=2),
+    lambda: RandomQuery(random_state=2),
+    lambda: IndependentQuery(b=0.5, random_state=2),
+])
+def test_unqueried_labels_do_not_matter(make, sparse):
+    Xs, ys = related_tasks(n=60, sparse=sparse, seed=15)
+    assert_unqueried_labels_do_not_matter(make, Xs, ys)
+
+
+def assert_unqueried_labels_do_not_matter(make, Xs, ys):
+    """The compiled loop gets the oracle's store through its port; prove it reads only what
+    it pays for: flip every label it did not buy and the run must not change at all."""
+    oracle = SpyOracle(ys)
+    first = make().fit(Xs, oracle)
+    unasked = [np.array([not oracle.was_queried(k, i) for i in range(len(y))]) for k, y in enumerate(ys)]
+    assert 0 < sum(int(u.sum()) for u in unasked) < sum(len(y) for y in ys)
+    flipped = [np.where(u, -y, y) for u, y in zip(unasked, ys)]
+    other_oracle = SpyOracle(flipped)
+    second = make().fit(Xs, other_oracle)
+    assert np.array_equal(second.stream_queried_, first.stream_queried_)
+    assert np.array_equal(second.stream_predictions_, first.stream_predictions_)
+    assert np.array_equal(second.weights_, first.weights_)
+    if hasattr(first, "committee_weights_"):
+        assert np.array_equal(second.committee_weights_, first.committee_weights_)
+    assert np.array_equal(other_oracle.queries_per_task, oracle.queries_per_task)
+    assert first.n_queries_ == oracle.n_queries == int(first.stream_queried_.sum())
+
+
+def test_tau_normalisation_sums_like_numpy():
+    # Ties in the sharing test (tau_km >= tau_kk) must not depend on the summation order.
+    from medmtl.online.amlc import _numpy_sum
+
+    rng = np.random.default_rng(0)
+    for n in [1, 2, 7, 8, 9, 15, 16, 17, 45, 127, 128, 129, 300, 1000, 4097]:
+        a = rng.random(n) * rng.choice([1e-8, 1.0, 1e8], n)
+        assert _numpy_sum(a) == np.sum(a)
+
+
+def test_learn_one_index_outside_the_oracle_raises():
+    Xs, ys = related_tasks(seed=16)
+    model = IndependentQuery(random_state=0)
+    with pytest.raises(IndexError):
+        model.learn_one(Xs[0][0], 0, LabelOracle(ys), 10_000)
 
 
 # --------------------------------------------------------------------------- river-style checks

@@ -15,7 +15,8 @@ import scipy.sparse as sp
 from medmtl.online import PEER, IndependentQuery, PEERShare
 from medmtl.online.oracle import LabelOracle
 
-from test_amlc import SpyOracle, check_against, dense, related_tasks, sgn, stream
+from test_amlc import (SpyOracle, assert_unqueried_labels_do_not_matter, check_against, dense, related_tasks,
+                       sgn, stream)
 
 
 def naive_peer(Xs, ys, seed, b=1.0, peer_b=1.0, C=1.0, share=False, share_on="disagreement", budget=None):
@@ -80,6 +81,13 @@ def test_peer_matches_naive(sparse, kwargs):
     assert model.n_peer_labels_ == ref["n_peer"]
     # A PEER task predicts with its own perceptron.
     np.testing.assert_allclose(model.decision_function(Xs[0], 0), dense(Xs[0]) @ ref["w"][0], atol=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("cls", [PEER, PEERShare])
+def test_peer_reads_only_the_labels_it_buys(cls, sparse):
+    Xs, ys = related_tasks(n=60, sparse=sparse, seed=17)
+    assert_unqueried_labels_do_not_matter(lambda: cls(C=2.0, random_state=1), Xs, ys)
 
 
 def test_peer_share_is_peer_with_share():
