@@ -17,6 +17,8 @@ with ``w0 = Phi0^T lam`` and ``w_d = Phi_d^T lam`` affine in ``lam_B``. Two equi
 
 Only ``q``, the equality right-hand sides, the ``G_d`` and the ``v``-dependent coefficients
 change between iterations, so a solver is set up once per block and then updated.
+:class:`OSQPBackend` can also solve loosely (an inexact step of Algorithm 1); a loose solve
+that is polished counts as exact when the polished point passes :func:`is_qp_optimal`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def _osqp_polish():
     return {"polishing": True} if major >= 1 else {"polish": True}
 
 
-__all__ = ["BlockQP", "OSQPBackend", "CVXPYBackend"]
+__all__ = ["BlockQP", "OSQPBackend", "CVXPYBackend", "is_qp_optimal"]
 
 
 def _nonzero_columns(M):
@@ -68,12 +70,12 @@ def _coo_parts(M, row_offset=0, col_offset=0, scale=1.0):
     return r + row_offset, c + col_offset, scale * M[r, c]
 
 
+def _inf_norm(v):
+    return float(np.abs(v).max()) if v.size else 0.0
+
+
 def _mul(M, x):
     return np.asarray(M @ x).ravel()
-
-
-def _tmul(M, x):
-    return np.asarray(M.T @ x).ravel()
 
 
 class BlockQP:
@@ -120,6 +122,9 @@ class BlockQP:
         P0J = None if self.P0B is None else self.P0B[:, self.J0]
         PJ = None if self.PB is None else self.PB[:, self.J1]
         self.P0J, self.PJ = P0J, PJ
+        # made once: a sparse matrix's .T builds a new object on every call
+        self.P0BT, self.PBT, self.P0JT, self.PJT = (None if M is None else M.T
+                                                    for M in (self.P0B, self.PB, P0J, PJ))
         nnz = sum(0 if M is None else (M.nnz if sp.issparse(M) else np.count_nonzero(M)) for M in (P0J, PJ))
         if form == "auto":
             form = "lam" if nB * (nB + 1) / 2 + nB * nT <= nnz + self.J1.size else "u"
@@ -235,8 +240,8 @@ class BlockQP:
         lo_rows = np.zeros(self.n_eq)
         if self.form == "u":
             n0, n1 = self.n0, self.n1
-            k0 = w0[self.J0] - (_tmul(self.P0J, lamB) if n0 else 0.0)
-            k1 = w[self.J1] - (_tmul(self.PJ, lamB) if n1 else 0.0)
+            k0 = w0[self.J0] - (_mul(self.P0JT, lamB) if n0 else 0.0)
+            k1 = w[self.J1] - (_mul(self.PJT, lamB) if n1 else 0.0)
             v = w[self.J1]
             sv2 = np.bincount(self.tl, v * v, minlength=nT)
             q = np.concatenate([-self.cB, np.zeros(n0), (s[self.dual.col_term[self.J1]] - 1.0) * v, -GT * sv2])
@@ -274,8 +279,68 @@ _OSQP_DEFAULTS = dict(eps_abs=1e-7, eps_rel=1e-7, eps_prim_inf=1e-12, eps_dual_i
                       warm_starting=True)
 
 
+def is_qp_optimal(Px, q, A, l, u, x, y, eps_abs, eps_rel, AT=None):
+    """Whether ``(x, y)`` meets the KKT conditions of ``min 1/2 x^T P x + q^T x`` subject to
+    ``l <= A x <= u``, to OSQP's tolerances.
+
+    Primal and dual residuals are measured as OSQP measures them (``eps_abs + eps_rel *`` the
+    size of the terms); complementarity as the duality gap ``sum_i y_i^+ (u_i - z_i) +
+    y_i^- (z_i - l_i)`` with ``z = clip(A x, l, u)``. The gap is what a polished point with a
+    wrongly guessed active set fails: its residuals can be tiny while a multiplier has the
+    sign of the bound it is not on.
+
+    Parameters
+    ----------
+    Px : ndarray of shape (N,)
+        ``P @ x``.
+    q : ndarray of shape (N,)
+    A : sparse matrix of shape (m, N)
+    l, u : ndarrays of shape (m,)
+    x : ndarray of shape (N,)
+    y : ndarray of shape (m,)
+        Multipliers in OSQP's convention (``P x + q + A^T y = 0``, ``y_i > 0`` on an upper
+        bound, ``< 0`` on a lower one).
+    eps_abs, eps_rel : float
+    AT : sparse matrix of shape (N, m), optional
+        ``A.T`` if already at hand.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    ``min x^2/2 - x`` on ``[0, 1/2]``: the optimum is the upper bound with ``y = 1/2``; the
+    lower bound with ``y = 1`` also zeroes both residuals but has the wrong sign.
+
+    >>> A, l, u, q = sp.csc_matrix([[1.0]]), np.zeros(1), np.full(1, 0.5), -np.ones(1)
+    >>> is_qp_optimal(np.array([0.5]), q, A, l, u, np.array([0.5]), np.array([0.5]), 1e-9, 1e-9)
+    True
+    >>> is_qp_optimal(np.array([0.0]), q, A, l, u, np.array([0.0]), np.array([1.0]), 1e-9, 1e-9)
+    False
+    """
+    Ax = A @ x
+    z = np.clip(Ax, l, u)
+    Aty = (A.T if AT is None else AT) @ y
+    if _inf_norm(Ax - z) > eps_abs + eps_rel * max(_inf_norm(Ax), _inf_norm(z)):
+        return False
+    if _inf_norm(Px + q + Aty) > eps_abs + eps_rel * max(_inf_norm(Px), _inf_norm(Aty), _inf_norm(q)):
+        return False
+    with np.errstate(invalid="ignore"):
+        gap = np.where(y > 0, y * (u - z), 0.0).sum() - np.where(y < 0, y * (z - l), 0.0).sum()
+    return bool(gap <= eps_abs + eps_rel * (abs(x @ Px) + abs(q @ x)))
+
+
+# OSQP statuses after which the ADMM iterate is still a point worth trying as an inexact step.
+_OSQP_USABLE = ("solved", "solved inaccurate", "maximum iterations reached", "run time limit reached")
+
+
 class OSQPBackend:
     """Solve a :class:`BlockQP` with OSQP's own API: ``setup`` once, then ``update``.
+
+    Every solve is warm-started at the current point ``x0``; OSQP keeps its dual iterate
+    from the previous solve (``warm_starting``), so primal and dual variables both start
+    where the last outer iteration left them.
 
     Parameters
     ----------
@@ -284,6 +349,19 @@ class OSQPBackend:
         OSQP settings overriding the defaults (``eps_abs = eps_rel = 1e-7`` with polishing;
         a solve whose polishing fails, or that OSQP cannot finish, is redone by Clarabel
         through CVXPY unless ``fallback=False`` is among the options).
+
+    Attributes
+    ----------
+    total_iter : int
+        ADMM iterations over all solves.
+    n_fallbacks : int
+        Solves redone by Clarabel.
+    y : ndarray
+        OSQP's multipliers of the last solve (``None`` before the first).
+    last_exact : bool
+        Whether the last solve returned the subproblem's maximiser to full precision (always
+        for a full-precision solve; for a loose one, when its polished point passed
+        :meth:`is_optimal`).
     """
 
     name = "OSQP"
@@ -303,21 +381,74 @@ class OSQPBackend:
         self.solver = None
         self.total_iter = 0
         self.n_fallbacks = 0
+        self.last_exact = True
+        self.y = None
         self._fallback = None
+        self._mode = None
+        self._P = qp.P.copy()
+        self._A = qp.A.copy()
+        self._AT = self._A.T  # shares its data, so it follows the updates
+        # The symmetric P without its G_d entries (diagonal, on p), for the KKT test.
+        P0 = qp.P.copy()
+        P0.data[qp.G_pos] = 0.0
+        self._P_fixed = sp.csr_matrix(P0 + sp.triu(P0, 1).T)
 
-    def solve(self, nums):
+    @property
+    def tight_eps(self):
+        """The tolerance of a full-precision solve (the larger of ``eps_abs`` and ``eps_rel``)."""
+        return max(float(self.settings["eps_abs"]), float(self.settings["eps_rel"]))
+
+    def _mode_settings(self, mode):
+        """OSQP settings for ``mode = (eps, polish)``; ``eps = None`` is the full precision."""
+        eps, polish = mode
+        if eps is None:
+            out = {k: self.settings[k] for k in ("eps_abs", "eps_rel", "polishing")}
+        else:
+            out = {"eps_abs": eps, "eps_rel": eps, "polishing": polish}
+        if not self._v1:
+            out["polish"] = out.pop("polishing")
+        return out
+
+    def is_optimal(self, x, y, nums):
+        """Whether ``(x, y)`` solves the subproblem with data ``nums`` to full precision
+        (:func:`is_qp_optimal` at the settings' ``eps_abs``, ``eps_rel``)."""
+        Px = self._P_fixed @ x
+        Px[self.qp.p_sl] += nums["G"] * x[self.qp.p_sl]
+        return is_qp_optimal(Px, nums["q"], self._A, nums["l"], nums["u"], x, y,
+                             float(self.settings["eps_abs"]), float(self.settings["eps_rel"]),
+                             AT=self._AT)
+
+    def solve(self, nums, eps=None, polish=True):
+        """Solve the subproblem with the data ``nums`` of :meth:`BlockQP.numbers`.
+
+        Parameters
+        ----------
+        nums : dict
+        eps : float, optional
+            Solve by ADMM only to ``eps_abs = eps_rel = eps`` and without the Clarabel
+            fallback (an inexact step of Algorithm 1). ``None`` (or anything at or below the
+            full tolerance) solves to full precision.
+        polish : bool, default=True
+            Whether a loose solve is polished; a polished point that passes
+            :meth:`is_optimal` makes the solve exact after all (``last_exact``).
+
+        Returns
+        -------
+        ndarray of shape (qp.N,), or None when a loose solve produced no usable point.
+        """
         qp = self.qp
+        eps = None if eps is None or eps <= self.tight_eps else float(eps)
+        mode = (eps, bool(polish) and eps is not None)
+        self._P.data[qp.G_pos] = nums["G"]
+        self._A.data[qp.var_pos] = nums["A_var"]
         if self.solver is None:
-            P = qp.P.copy()
-            P.data[qp.G_pos] = nums["G"]
-            A = qp.A.copy()
-            A.data[qp.var_pos] = nums["A_var"]
             self.solver = self._osqp.OSQP()
             settings = dict(self.settings)
             if not self._v1:
                 settings["polish"] = settings.pop("polishing")
+            settings.update(self._mode_settings(mode))
             try:
-                self.solver.setup(P, nums["q"], A, nums["l"], nums["u"], **settings)
+                self.solver.setup(self._P.copy(), nums["q"], self._A.copy(), nums["l"], nums["u"], **settings)
             except Exception as exc:  # bad settings or setup failure
                 raise RuntimeError(f"OSQP setup failed: {exc}") from exc
         else:
@@ -328,10 +459,22 @@ class OSQPBackend:
             if qp.var_pos.size:
                 kw.update(Ax=nums["A_var"], Ax_idx=qp.var_pos)
             self.solver.update(**kw)
+            if mode != self._mode:
+                self.solver.update_settings(**self._mode_settings(mode))
+        self._mode = mode
         self.solver.warm_start(x=nums["x0"])
         res = self.solver.solve(raise_error=False) if self._v1 else self.solver.solve()
         self.total_iter += int(res.info.iter)
         status = str(res.info.status)
+        x = np.array(res.x, dtype=float)
+        self.y = np.array(res.y, dtype=float)
+        self.last_exact = True
+        if eps is not None:
+            if mode[1] and int(res.info.status_polish) == 1 and self.is_optimal(x, self.y, nums):
+                return x
+            self.last_exact = False
+            # the caller checks that the step raises J; anything finite is worth trying
+            return x if status in _OSQP_USABLE and np.all(np.isfinite(x)) else None
         unpolished = status == "solved" and self.settings.get("polishing") and int(res.info.status_polish) != 1
         if self.fallback and (unpolished or status != "solved"):
             # ADMM alone is only ~eps accurate and can stall on badly scaled blocks; where
@@ -343,11 +486,11 @@ class OSQPBackend:
                 return self._fallback.solve(nums)
             except RuntimeError:
                 if status == "solved":
-                    return np.asarray(res.x, dtype=float)
+                    return x
         if status != "solved":
             raise RuntimeError(f"inner QP solver OSQP returned status {status!r} "
                                f"after {res.info.iter} iterations")
-        return np.asarray(res.x, dtype=float)
+        return x
 
 
 _CVXPY_QP_DEFAULTS = {
@@ -411,7 +554,11 @@ class CVXPYBackend:
         self.problem = cp.Problem(cp.Minimize(obj), cons)
         self.total_iter = 0
 
-    def solve(self, nums):
+    last_exact = True  # through CVXPY every inner QP is solved to the options' precision
+
+    def solve(self, nums, eps=None, polish=True):
+        """Solve to the options' precision; ``eps`` and ``polish`` are accepted for a common
+        interface with :class:`OSQPBackend` and ignored."""
         cp = self.cp
         self.q.value = nums["q"]
         self.sqrtG.value = np.sqrt(np.maximum(nums["G"], 0.0))
