@@ -70,7 +70,19 @@ def _dataset(problem, quick):
 
 
 def _split(ds, n_labeled, seed):
+    """Labelled and unlabelled documents of every task; every task gets both classes labelled.
+
+    The stratified draw can give a tiny labelled set (2 documents) a single class; such a
+    draw is replaced by the next one (seeds ``[seed, 1]``, ``[seed, 2]``, ...), so draws
+    that already hold both classes are the same as without the check.
+    """
     idx = ds.split_indices(train=n_labeled, random_state=seed)
+    redraw = 0
+    while any(np.unique(t.y[i[0]]).size < 2 for t, i in zip(ds.tasks, idx)):
+        redraw += 1
+        if redraw > 100:
+            raise RuntimeError(f"no draw of {n_labeled} labelled documents per task holds both classes")
+        idx = ds.split_indices(train=n_labeled, random_state=[seed, redraw])
     XL = [t.X[i[0]] for t, i in zip(ds.tasks, idx)]
     yL = [t.y[i[0]] for t, i in zip(ds.tasks, idx)]
     XU = [t.X[i[2]] for t, i in zip(ds.tasks, idx)]

@@ -107,3 +107,27 @@ def test_development_problem_shares_no_post_with_the_six_problems():
     dev = {g for pair in DEVELOPMENT_TASKS for g in pair}
     assert len(dev) == 4
     assert not dev & {g for subs in TOP_CATEGORIES.values() for g in subs}
+
+
+def test_tiny_labelled_sets_hold_both_classes():
+    """With 2 labelled documents per task, a one-class draw is redrawn, others are kept."""
+    import scipy.sparse as sp
+
+    from medmtl.datasets import MultiTaskDataset, Task
+
+    rng = np.random.default_rng(0)
+    tasks = [Task(sp.csr_matrix(rng.random((n, 5))), np.r_[np.ones(n - m, int), -np.ones(m, int)], f"t{n}")
+             for n, m in ((60, 20), (50, 30), (40, 13))]  # unequal classes, as in comp vs talk
+    ds = MultiTaskDataset(tasks, "toy")
+    redrawn = 0
+    for seed in range(40):
+        XL, yL, XU, yU = E._split(ds, 2, seed)
+        assert all(np.unique(y).size == 2 for y in yL)
+        first = ds.split_indices(train=2, random_state=seed)
+        if any(np.unique(t.y[i[0]]).size < 2 for t, i in zip(ds.tasks, first)):
+            redrawn += 1
+        else:
+            for y, t, i in zip(yL, ds.tasks, first):
+                np.testing.assert_array_equal(y, t.y[i[0]])
+        assert sum(x.shape[0] for x in XU) == sum(t.n_samples for t in ds.tasks) - 6
+    assert 0 < redrawn < 40  # the case the redraw is for does occur
