@@ -51,27 +51,53 @@ def _squared_distances(A, B):
         return euclidean_distances(A, B, squared=True)
     A = np.asarray(A, dtype=float)
     B = np.asarray(B, dtype=float)
-    d2 = np.einsum("ij,ij->i", A, A)[:, None] + np.einsum("ij,ij->i", B, B)[None, :] - 2.0 * (A @ B.T)
+    # in place on the one product array: kernel columns are computed in bulk by the solvers
+    d2 = A @ B.T
+    d2 *= -2.0
+    d2 += np.einsum("ij,ij->i", A, A)[:, None]
+    d2 += np.einsum("ij,ij->i", B, B)[None, :]
     np.maximum(d2, 0.0, out=d2)
     if A is B or (A.shape == B.shape and np.shares_memory(A, B) and np.array_equal(A, B)):
         np.fill_diagonal(d2, 0.0)
     return d2
 
 
+def _row_sq_norms(X):
+    """``||x_i||^2`` per row, dense or sparse."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    X = np.asarray(X, dtype=float)
+    return np.einsum("ij,ij->i", X, X)
+
+
 class Kernel:
     """Base class: a named kernel ``k(A, B)``; subclasses implement ``__call__``.
 
     ``feature_map(X)`` returns an explicit feature matrix ``F`` with ``k(A, B) = F(A) F(B)^T``
-    when one is cheap, else ``None``.
+    when one is cheap, else ``None``. ``diag(X)`` gives ``k(x_i, x_i)`` per row. ``mercer``
+    says whether the kernel is positive semi-definite by construction; the MED duals then
+    evaluate its Gram columns on demand instead of checking (eigen-decomposing) its Gram
+    matrices.
     """
 
     name = "kernel"
+    mercer = False
 
     def __call__(self, A, B):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def feature_map(self, X):
         return None
+
+    def diag(self, X):
+        """``k(x_i, x_i)`` for every row of ``X``, shape (n_samples,)."""
+        n = X.shape[0]
+        out = np.empty(n)
+        step = 256  # small square blocks: O(n * step) kernel entries, not O(n^2)
+        for start in range(0, n, step):
+            Xc = X[start:start + step]
+            out[start:start + step] = np.diagonal(self(Xc, Xc))
+        return out
 
     def __repr__(self):
         return f"{type(self).__name__}({self.name!r})"
@@ -94,9 +120,13 @@ class LinearKernel(Kernel):
     """
 
     name = "linear"
+    mercer = True
 
     def __call__(self, A, B):
         return _dot(A, B)
+
+    def diag(self, X):
+        return _row_sq_norms(X)
 
     def feature_map(self, X):
         return X
@@ -124,9 +154,14 @@ class PolynomialKernel(Kernel):
             raise ValueError(f"gamma must be > 0, got {gamma!r}")
         self.degree, self.gamma, self.coef0 = int(degree), float(gamma), float(coef0)
         self.name = f"poly{self.degree}"
+        # a product of PSD kernels is PSD; a negative offset can break that
+        self.mercer = self.coef0 >= 0
 
     def __call__(self, A, B):
         return (self.gamma * _dot(A, B) + self.coef0) ** self.degree
+
+    def diag(self, X):
+        return (self.gamma * _row_sq_norms(X) + self.coef0) ** self.degree
 
 
 class RBFKernel(Kernel):
@@ -148,8 +183,15 @@ class RBFKernel(Kernel):
         self.gamma = float(gamma)
         self.name = f"rbf{self.gamma:g}"
 
+    mercer = True
+
     def __call__(self, A, B):
-        return np.exp(-self.gamma * _squared_distances(A, B))
+        K = _squared_distances(A, B)
+        K *= -self.gamma
+        return np.exp(K, out=K)
+
+    def diag(self, X):
+        return np.ones(X.shape[0])
 
 
 class PerFeatureKernel(Kernel):
@@ -171,6 +213,8 @@ class PerFeatureKernel(Kernel):
             raise ValueError(f"feature must be a non-negative integer, got {feature!r}")
         self.feature = int(feature)
         self.name = f"x{self.feature}"
+
+    mercer = True
 
     def feature_map(self, X):
         if self.feature >= X.shape[1]:
@@ -197,9 +241,13 @@ class ScaledKernel(Kernel):
         self.kernel = get_kernel(kernel)
         self.scale = float(scale)
         self.name = f"{self.scale:g}*{self.kernel.name}"
+        self.mercer = self.kernel.mercer
 
     def __call__(self, A, B):
         return self.scale * self.kernel(A, B)
+
+    def diag(self, X):
+        return self.scale * self.kernel.diag(X)
 
     def feature_map(self, X):
         F = self.kernel.feature_map(X)

@@ -12,6 +12,13 @@ so that ``J(0) = 0``. Each ``H_d = Phi_d Phi_d^T`` is kept as its factor ``Phi_d
 switched factors are stored side by side in one matrix ``Phi`` (n x R) whose columns
 ``term_ptr[d]:term_ptr[d + 1]`` belong to term ``d``, so ``u = Phi^T lam`` gives every
 ``u_d`` at once and nothing n x n is formed for linear or feature models.
+
+A kernel without a cheap feature map (RBF, polynomial) is instead held as a
+:class:`KernelGram`: the kernel and each task's input rows, so that solvers evaluate the
+Gram columns they need (per task, never the cross-task matrix) and no n x n
+eigen-factor is built. ``Phi0``, ``Phi`` and ``term_ptr`` stay available for the solvers that
+work on factors (Algorithm 1, the direct solve): they are built on first access and shared
+by every copy of the dual (:meth:`MEDDual.replace`).
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from .bound import bound_curvature, log_switch_term, switch_posterior
 
 __all__ = [
     "MEDDual",
+    "KernelGram",
+    "FactorGram",
     "factorize_gram",
     "svm_dual",
     "feature_selection_dual",
@@ -55,6 +64,277 @@ def _dot(M, x):
     return np.asarray(M @ x).ravel()
 
 
+class KernelGram:
+    """A kernel's Gram matrix over the multipliers, evaluated on demand, block by block.
+
+    ``H = sum_b E_b diag(sign_b) (scale * k(X_b, X_b)) diag(sign_b) E_b^T`` where block ``b``
+    (a task, or all tasks for a shared model) owns the multipliers ``rows_b`` with input rows
+    ``X_b`` and signs ``sign_b``; the blocks' rows are disjoint. Nothing n x n is stored:
+    columns and products are computed from kernel evaluations when asked for.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A kernel that is positive semi-definite by construction (``kernel.mercer``).
+    blocks : list of (rows, X, sign)
+        ``rows`` int array of shape (n_b,), ``X`` array-like or sparse of shape
+        (n_b, n_features), ``sign`` of shape (n_b,).
+    n : int
+        Number of multipliers.
+    scale : float, default=1
+
+    Examples
+    --------
+    >>> from medmtl.kernels import RBFKernel
+    >>> X = np.array([[0.0], [1.0], [3.0]])
+    >>> H = KernelGram(RBFKernel(0.5), [(np.arange(3), X, np.array([1.0, -1.0, 1.0]))], 3)
+    >>> K = np.outer([1, -1, 1], [1, -1, 1]) * RBFKernel(0.5)(X, X)
+    >>> bool(np.allclose(H.columns([2, 0]), K[:, [2, 0]]) and np.allclose(H.diag(), 1.0))
+    True
+    >>> bool(np.allclose(H.matvec(np.array([1.0, 0.0, 2.0])), K @ [1, 0, 2]))
+    True
+    >>> bool(np.isclose(H.quad(np.array([1.0, 2.0, 0.0])), [1, 2, 0] @ K @ [1, 2, 0]))
+    True
+    """
+
+    _CHUNK = 1 << 21  # kernel entries per evaluation (16 MB), to bound temporary memory
+
+    def __init__(self, kernel, blocks, n, scale=1.0):
+        self.kernel = kernel
+        self.scale = float(scale)
+        self.n = int(n)
+        self.blocks = []
+        self.block_of = np.full(self.n, -1, dtype=np.int64)
+        self.local = np.zeros(self.n, dtype=np.int64)
+        for b, (rows, X, sign) in enumerate(blocks):
+            rows = np.asarray(rows, dtype=np.int64)
+            sign = np.asarray(sign, dtype=float)
+            if X.shape[0] != rows.size or sign.size != rows.size:
+                raise ValueError("each kernel block needs as many input rows and signs as multipliers")
+            if np.any(self.block_of[rows] >= 0):
+                raise ValueError("kernel blocks must own disjoint multipliers")
+            self.block_of[rows] = b
+            self.local[rows] = np.arange(rows.size)
+            X = sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)
+            # contiguous rows (the usual task layout) are written by slicing
+            contiguous = rows.size and np.array_equal(rows, np.arange(rows[0], rows[0] + rows.size))
+            where = slice(int(rows[0]), int(rows[0]) + rows.size) if contiguous else rows
+            self.blocks.append((rows, X, sign, where))
+        self._diag = None
+
+    @property
+    def name(self):
+        return getattr(self.kernel, "name", "kernel")
+
+    def block_gram(self, b):
+        """Dense Gram block ``b`` (signed and scaled), shape (n_b, n_b)."""
+        rows, X, sign, _ = self.blocks[b]
+        G = self.kernel(X, X)
+        G *= self.scale * sign[:, None]
+        G *= sign[None, :]
+        return G
+
+    def gram_on(self, rows):
+        """Dense ``H[rows][:, rows]`` (zero between blocks), or None if ``H`` is zero there."""
+        rows = np.asarray(rows, dtype=np.int64)
+        bi = self.block_of[rows]
+        if np.all(bi < 0):
+            return None
+        out = np.zeros((rows.size, rows.size))
+        for b in np.unique(bi[bi >= 0]):
+            sel = np.flatnonzero(bi == b)
+            _, X, sign, where = self.blocks[b]
+            loc = self.local[rows[sel]]
+            if isinstance(where, slice) and sel.size == rows.size and np.array_equal(loc, np.arange(X.shape[0])):
+                out[:] = self.block_gram(b)
+                continue
+            K = self.kernel(X[loc], X[loc])
+            K *= self.scale * sign[loc][:, None]
+            K *= sign[loc][None, :]
+            out[np.ix_(sel, sel)] = K
+        return out
+
+    def diag(self):
+        """``diag(H)``, shape (n,)."""
+        if self._diag is None:
+            d = np.zeros(self.n)
+            for rows, X, sign, where in self.blocks:
+                d[where] = self.scale * sign * sign * self.kernel.diag(X)
+            self._diag = d
+        return self._diag
+
+    def rows(self, idx, out=None, weight=1.0, scale=None):
+        """``weight * H[idx, :]`` (the columns ``idx``, ``H`` being symmetric) added into
+        ``out`` (new if None), shape (m, n).
+
+        ``scale`` (n,), if given, gives ``diag(scale) H diag(scale)`` instead (the solvers'
+        scaled variables); scalings that cancel (a sign times itself) cost nothing.
+        """
+        idx = np.asarray(idx, dtype=np.int64)
+        bi = self.block_of[idx]
+        fresh = out is None
+        for b in np.unique(bi):
+            if b < 0:
+                continue
+            rows, X, sign, where = self.blocks[b]
+            sel = np.flatnonzero(bi == b)
+            loc = self.local[idx[sel]]
+            right = sign if scale is None else sign * scale[rows]
+            left = (weight * self.scale) * right[loc]
+            K = self.kernel(X[loc], X)
+            if np.any(left != 1.0):
+                K *= left[:, None]
+            if np.any(right != 1.0):
+                K *= right[None, :]
+            whole = isinstance(where, slice) and sel.size == idx.size
+            if fresh and whole and where == slice(0, self.n):
+                out, fresh = K, False  # one block covering everything: no copy
+                continue
+            if out is None:
+                out = np.zeros((idx.size, self.n))
+            fresh = False
+            if whole:
+                out[:, where] += K
+            elif isinstance(where, slice):
+                out[sel, where] += K
+            else:
+                out[np.ix_(sel, rows)] += K
+        return np.zeros((idx.size, self.n)) if out is None else out
+
+    def columns(self, idx):
+        """``H[:, idx]``, shape (n, m)."""
+        return self.rows(idx).T
+
+    def matvec(self, x):
+        """``H x`` for ``x`` of shape (n,); only the nonzero entries of ``x`` are visited."""
+        out = np.zeros(self.n)
+        for rows, X, sign, where in self.blocks:
+            xb = x[where]
+            nz = np.flatnonzero(xb)
+            if nz.size == 0:
+                continue
+            w = (self.scale * sign[nz]) * xb[nz]
+            acc = np.zeros(rows.size)
+            step = max(1, self._CHUNK // max(rows.size, 1))
+            for s0 in range(0, nz.size, step):
+                acc += self.kernel(X, X[nz[s0:s0 + step]]) @ w[s0:s0 + step]
+            out[where] += sign * acc
+        return out
+
+    def quad(self, x):
+        """``x^T H x`` from the kernel on the support of ``x`` only."""
+        total = 0.0
+        for rows, X, sign, where in self.blocks:
+            xb = x[where]
+            nz = np.flatnonzero(xb)
+            if nz.size == 0:
+                continue
+            w = sign[nz] * xb[nz]
+            Xn = X[nz]
+            step = max(1, self._CHUNK // nz.size)
+            for s0 in range(0, nz.size, step):
+                total += float(w[s0:s0 + step] @ (self.kernel(Xn[s0:s0 + step], Xn) @ w))
+        return self.scale * total
+
+    def factor(self):
+        """A factor ``L`` (n x r) with ``L L^T = H``: block-diagonal eigen-factors of the blocks."""
+        parts = []
+        for b, (rows, X, sign, where) in enumerate(self.blocks):
+            L = factorize_gram(self.block_gram(b), name=self.name)
+            parts.append(sp.csr_matrix((L.ravel(), (np.repeat(rows, L.shape[1]),
+                                                     np.tile(np.arange(L.shape[1]), rows.size))),
+                                       shape=(self.n, L.shape[1])) if L.size else
+                         sp.csr_matrix((self.n, 0)))
+        if len(parts) == 1:
+            return parts[0].toarray()
+        return sp.hstack(parts, format="csr")
+
+
+class FactorGram:
+    """``H = F F^T`` for a factor ``F`` (n x r), with the interface of :class:`KernelGram`.
+
+    Examples
+    --------
+    >>> G = FactorGram(np.array([[1.0], [2.0]]))
+    >>> G.columns([1]).ravel().tolist(), G.matvec(np.array([1.0, 0.0])).tolist()
+    ([2.0, 4.0], [1.0, 2.0])
+    """
+
+    def __init__(self, F):
+        self.F = F
+        self.n = F.shape[0]
+        self._FT = F.T.tocsr() if sp.issparse(F) else None
+        self._diag = None
+
+    def diag(self):
+        if self._diag is None:
+            F = self.F
+            self._diag = (np.asarray(F.multiply(F).sum(axis=1)).ravel() if sp.issparse(F)
+                          else np.einsum("ij,ij->i", F, F))
+        return self._diag
+
+    def _t(self, x):
+        return np.asarray((self._FT if self._FT is not None else self.F.T) @ x).ravel()
+
+    def rows(self, idx, out=None, weight=1.0, scale=None):
+        """``weight * H[idx, :]`` (or of ``diag(scale) H diag(scale)``) added into ``out``
+        (new if None), shape (m, n)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        R = self.F[idx] @ self.F.T
+        R = R.toarray() if sp.issparse(R) else np.asarray(R)
+        if scale is not None:
+            R *= scale[idx][:, None]
+            R *= scale[None, :]
+        if out is None:
+            return weight * R
+        out += weight * R
+        return out
+
+    def columns(self, idx):
+        """``H[:, idx]``, shape (n, m)."""
+        return self.rows(idx).T
+
+    def matvec(self, x):
+        return _dot(self.F, self._t(x))
+
+    def quad(self, x):
+        u = self._t(x)
+        return float(u @ u)
+
+    def gram_on(self, rows):
+        """Dense ``F[rows] F[rows]^T``, or None if ``F`` is zero on ``rows``."""
+        Fr = self.F[rows]
+        if (Fr.nnz if sp.issparse(Fr) else np.count_nonzero(Fr)) == 0:
+            return None
+        G = Fr @ Fr.T
+        return G.toarray() if sp.issparse(G) else np.asarray(G)
+
+    def spans_groups(self, group_of):
+        """Whether some column of ``F`` has nonzeros in two groups."""
+        Fc = sp.csc_matrix(self.F)
+        Fc.eliminate_zeros()
+        nz = np.diff(Fc.indptr) > 0
+        if not nz.any():
+            return False
+        grp = group_of[Fc.indices]
+        starts = Fc.indptr[:-1][nz]
+        return bool(np.any(np.minimum.reduceat(grp, starts) != np.maximum.reduceat(grp, starts)))
+
+
+def _is_kernel_gram(x):
+    return isinstance(x, KernelGram)
+
+
+def _stack_factors(factors, n):
+    """Side-by-side factors and their column offsets (dense unless one is sparse)."""
+    ptr = np.concatenate(([0], np.cumsum([F.shape[1] for F in factors]))).astype(np.int64)
+    if not factors:
+        return None, ptr
+    if all(not sp.issparse(F) for F in factors):
+        return np.hstack(factors) if len(factors) > 1 else factors[0], ptr
+    return sp.hstack([sp.csr_matrix(F) for F in factors], format="csr"), ptr
+
+
 class MEDDual:
     """The MED dual program in factored form, consumed by every solver in ``medmtl.med``.
 
@@ -69,8 +349,9 @@ class MEDDual:
     groups : list of int arrays
         Disjoint index sets covering ``0..n-1`` (one per task); they are also the blocks of
         the Gauss-Seidel sweep of Algorithm 1.
-    Phi0 : ndarray or sparse matrix of shape (n, r0), optional
-        Factor of the unswitched quadratic term (``None`` for none).
+    Phi0 : ndarray or sparse matrix of shape (n, r0), or KernelGram, optional
+        Factor of the unswitched quadratic term, or its kernel Gram evaluated on demand
+        (``None`` for none).
     Phi : ndarray or sparse matrix of shape (n, R), optional
         The switched factors side by side.
     term_ptr : array-like of shape (D + 1,), optional
@@ -78,6 +359,10 @@ class MEDDual:
     alpha : float, default=0
         Prior odds of a switch being off (``alpha = (1 - rho) / rho``).
     term_names : list of str, optional
+    terms : list, optional
+        The switched terms one by one instead of ``Phi`` and ``term_ptr``: each a factor
+        (n x r_d) or a :class:`KernelGram`. ``Phi`` and ``term_ptr`` are then built from them
+        on first access (factorising the kernels), for the solvers that need factors.
 
     Examples
     --------
@@ -92,7 +377,7 @@ class MEDDual:
     """
 
     def __init__(self, c, lo, hi, a, groups, Phi0=None, Phi=None, term_ptr=None, alpha=0.0,
-                 term_names=None):
+                 term_names=None, terms=None):
         self.c = np.asarray(c, dtype=float).ravel()
         n = self.c.size
         self.lo = np.broadcast_to(np.asarray(lo, dtype=float), (n,)).copy()
@@ -109,24 +394,98 @@ class MEDDual:
         self.group_of = np.empty(n, dtype=np.int64)
         for gi, g in enumerate(self.groups):
             self.group_of[g] = gi
-        self.Phi0 = _as_factor(Phi0)
-        self.Phi = _as_factor(Phi)
-        for name, M in (("Phi0", self.Phi0), ("Phi", self.Phi)):
-            if M is not None and M.shape[0] != n:
-                raise ValueError(f"{name} has {M.shape[0]} rows; expected {n}")
-        if self.Phi is None:
-            self.term_ptr = np.zeros(1, dtype=np.int64)
+        # Derived data (factors built on demand, solver layouts) shared by every copy.
+        self._lazy = {}
+        self._shared = Phi0 if _is_kernel_gram(Phi0) else _as_factor(Phi0)
+        if terms is not None:
+            if Phi is not None or term_ptr is not None:
+                raise ValueError("give the switched terms as Phi (with term_ptr) or as terms, not both")
+            self._terms = [t if _is_kernel_gram(t) else _as_factor(t) for t in terms]
+        else:
+            self._terms = None
+            Phi = _as_factor(Phi)
+        for name, M in [("Phi0", self._shared), ("Phi", Phi)] + [
+                (f"terms[{d}]", t) for d, t in enumerate(self._terms or [])]:
+            rows = None if M is None else M.n if _is_kernel_gram(M) else M.shape[0]
+            if rows is not None and rows != n:
+                raise ValueError(f"{name} has {rows} rows; expected {n}")
+        if self._terms is not None:
+            if not any(_is_kernel_gram(t) for t in self._terms):
+                self._lazy["Phi"] = _stack_factors(self._terms, n)
+        elif Phi is None:
+            self._lazy["Phi"] = (None, np.zeros(1, dtype=np.int64))
         else:
             if term_ptr is None:
-                term_ptr = np.arange(self.Phi.shape[1] + 1)
-            self.term_ptr = np.asarray(term_ptr, dtype=np.int64)
-            if self.term_ptr[0] != 0 or self.term_ptr[-1] != self.Phi.shape[1] or np.any(np.diff(self.term_ptr) < 0):
+                term_ptr = np.arange(Phi.shape[1] + 1)
+            term_ptr = np.asarray(term_ptr, dtype=np.int64)
+            if term_ptr[0] != 0 or term_ptr[-1] != Phi.shape[1] or np.any(np.diff(term_ptr) < 0):
                 raise ValueError("term_ptr must rise from 0 to the number of columns of Phi")
+            self._lazy["Phi"] = (Phi, term_ptr)
         self.alpha = float(alpha)
         if not np.isfinite(self.alpha) or self.alpha < 0:
             raise ValueError(f"alpha must be finite and >= 0, got {alpha}")
         self.term_names = list(term_names) if term_names is not None else None
-        self.col_term = np.repeat(np.arange(self.n_terms), np.diff(self.term_ptr))
+
+    # -- how the terms are held ------------------------------------------------------------
+    @property
+    def has_kernels(self):
+        """Whether some term is a :class:`KernelGram` (Gram columns evaluated on demand)."""
+        return _is_kernel_gram(self._shared) or any(_is_kernel_gram(t) for t in self._terms or ())
+
+    @property
+    def Phi0(self):
+        """Factor of the unswitched term, shape (n, r0) or None (built on first use for a kernel)."""
+        if _is_kernel_gram(self._shared):
+            if "Phi0" not in self._lazy:
+                self._lazy["Phi0"] = self._shared.factor()
+            return self._lazy["Phi0"]
+        return self._shared
+
+    def _factored_terms(self):
+        if "Phi" not in self._lazy:
+            self._lazy["Phi"] = _stack_factors(
+                [t.factor() if _is_kernel_gram(t) else t for t in self._terms], self.n)
+        return self._lazy["Phi"]
+
+    @property
+    def Phi(self):
+        """The switched factors side by side, shape (n, R) or None."""
+        return self._factored_terms()[0]
+
+    @property
+    def term_ptr(self):
+        """Column offsets of the switched terms in ``Phi``, shape (D + 1,)."""
+        return self._factored_terms()[1]
+
+    @property
+    def col_term(self):
+        """The switched term of each column of ``Phi``, shape (R,)."""
+        if "col_term" not in self._lazy:
+            self._lazy["col_term"] = np.repeat(np.arange(self.n_terms), np.diff(self.term_ptr))
+        return self._lazy["col_term"]
+
+    def shared_gram(self):
+        """The unswitched term as a Gram operator (:class:`KernelGram` or :class:`FactorGram`), or None."""
+        if self._shared is None:
+            return None
+        if _is_kernel_gram(self._shared):
+            return self._shared
+        if "shared_gram" not in self._lazy:
+            self._lazy["shared_gram"] = FactorGram(self._shared)
+        return self._lazy["shared_gram"]
+
+    def term_grams(self):
+        """The switched terms as Gram operators, a list of length ``D``."""
+        if "term_grams" not in self._lazy:
+            if self._terms is not None:
+                grams = [t if _is_kernel_gram(t) else FactorGram(t) for t in self._terms]
+            else:
+                Phi, ptr = self._lazy["Phi"]
+                Phi = sp.csc_matrix(Phi) if sp.issparse(Phi) else Phi
+                grams = [FactorGram(sp.csr_matrix(Phi[:, a:b]) if sp.issparse(Phi) else Phi[:, a:b])
+                         for a, b in zip(ptr[:-1], ptr[1:])]
+            self._lazy["term_grams"] = grams
+        return self._lazy["term_grams"]
 
     def replace(self, C=None, alpha=None):
         """A copy with a new upper bound ``C`` (box ``[0, C]``) and/or ``alpha``.
@@ -155,7 +514,9 @@ class MEDDual:
     @property
     def n_terms(self):
         """Number ``D`` of switched terms."""
-        return self.term_ptr.size - 1
+        if self._terms is not None:
+            return len(self._terms)
+        return self._lazy["Phi"][1].size - 1
 
     # -- the pieces of J -----------------------------------------------------------------
     def shared_u(self, lam):
@@ -171,28 +532,50 @@ class MEDDual:
         cs = np.concatenate(([0.0], np.cumsum(np.square(w))))
         return 0.5 * (cs[self.term_ptr[1:]] - cs[self.term_ptr[:-1]])
 
+    def term_quads(self, lam):
+        """``q_d = 1/2 lam^T H_d lam`` per switched term, shape (D,)."""
+        lam = np.asarray(lam, dtype=float)
+        if not self.has_kernels:
+            return self.half_sq_norms(self.switched_u(lam))
+        return np.array([0.5 * G.quad(lam) for G in self.term_grams()])
+
     def objective(self, lam):
         """``J(lam)`` (``J(0) = 0``)."""
         lam = np.asarray(lam, dtype=float)
         J = self.c @ lam
-        w0 = self.shared_u(lam)
-        J -= 0.5 * (w0 @ w0)
+        if self.has_kernels:
+            H0 = self.shared_gram()
+            if H0 is not None:
+                J -= 0.5 * H0.quad(lam)
+        else:
+            w0 = self.shared_u(lam)
+            J -= 0.5 * (w0 @ w0)
         if self.n_terms:
-            J -= log_switch_term(self.half_sq_norms(self.switched_u(lam)), self.alpha).sum()
+            J -= log_switch_term(self.term_quads(lam), self.alpha).sum()
         return float(J)
 
     def switch_posterior(self, lam):
         """Posterior switch means ``s_d = 1 / (1 + alpha exp(-||u_d||^2 / 2))``, shape (D,)."""
-        return switch_posterior(self.half_sq_norms(self.switched_u(lam)), self.alpha)
+        return switch_posterior(self.term_quads(lam), self.alpha)
 
     def curvature(self, lam):
         """Theorem 1's ``G_d`` at ``lam``, shape (D,)."""
-        return bound_curvature(self.half_sq_norms(self.switched_u(lam)), self.alpha)
+        return bound_curvature(self.term_quads(lam), self.alpha)
 
     def gradient(self, lam):
         """``nabla J(lam) = c - Phi0 Phi0^T lam - sum_d s_d Phi_d Phi_d^T lam``, shape (n,)."""
         lam = np.asarray(lam, dtype=float)
         g = self.c.copy()
+        if self.has_kernels:
+            H0 = self.shared_gram()
+            if H0 is not None:
+                g -= H0.matvec(lam)
+            if self.n_terms:
+                grams = self.term_grams()
+                s = switch_posterior(np.array([0.5 * G.quad(lam) for G in grams]), self.alpha)
+                for sd, G in zip(s, grams):
+                    g -= sd * G.matvec(lam)
+            return g
         if self.Phi0 is not None:
             g -= _dot(self.Phi0, self.shared_u(lam))
         if self.n_terms:
@@ -301,7 +684,9 @@ class MEDDual:
         return x
 
     def __repr__(self):
-        return (f"MEDDual(n={self.n}, groups={len(self.groups)}, shared={'none' if self.Phi0 is None else self.Phi0.shape[1]}, "
+        shared = ("none" if self._shared is None else "kernel" if _is_kernel_gram(self._shared)
+                  else self._shared.shape[1])
+        return (f"MEDDual(n={self.n}, groups={len(self.groups)}, shared={shared}, "
                 f"terms={self.n_terms}, alpha={self.alpha:g})")
 
 
@@ -346,6 +731,21 @@ def _kernel_factor(kernel, X):
     if F is not None:
         return F
     return factorize_gram(kernel(X, X), name=getattr(kernel, "name", "kernel"))
+
+
+def _on_demand(kernel, X):
+    """Whether ``kernel`` is held as a :class:`KernelGram`: no cheap feature map, and PSD by
+    construction (a kernel of unknown kind is factorised at once, which checks it)."""
+    return kernel.mercer and kernel.feature_map(X[:1]) is None
+
+
+def _kernel_term(kernel, Xs, signs, srcs, groups, n, scale=1.0):
+    """One kernel term, block-diagonal over the tasks: a KernelGram or a factor."""
+    if _on_demand(kernel, Xs[0]):
+        return KernelGram(kernel, [(g, X[r], s) for X, s, r, g in zip(Xs, signs, srcs, groups)], n, scale)
+    blocks = [_signed_rows(_kernel_factor(kernel, X), s, r) for X, s, r in zip(Xs, signs, srcs)]
+    B = _block_diag(blocks)
+    return B * np.sqrt(scale) if scale != 1.0 else B
 
 
 # ---------------------------------------------------------------------------------------
@@ -414,8 +814,8 @@ def svm_dual(Xs, ys, kernel="linear", C=1.0, regression=False, epsilon=0.1):
     """
     kernel = get_kernel(kernel)
     kw, signs, srcs = _layout(ys, C, regression, epsilon)
-    blocks = [_signed_rows(_kernel_factor(kernel, X), s, r) for X, s, r in zip(Xs, signs, srcs)]
-    return MEDDual(Phi0=_block_diag(blocks), alpha=0.0, **kw)
+    Phi0 = _kernel_term(kernel, Xs, signs, srcs, kw["groups"], kw["c"].size)
+    return MEDDual(Phi0=Phi0, alpha=0.0, **kw)
 
 
 def feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=False, epsilon=0.1):
@@ -447,8 +847,9 @@ def feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=False, epsilon=0
 def kernel_selection_dual(Xs, ys, kernels, C=1.0, alpha=1.0, regression=False, epsilon=0.1):
     """(Multi-task) MED kernel selection: one switch per kernel shared by all tasks.
 
-    ``Phi_d`` is the block-diagonal over tasks of ``diag(sign_m) L_{d,m}`` with
-    ``K_d(X_m, X_m) = L_{d,m} L_{d,m}^T``; no cross-task Gram matrix is ever formed.
+    Each ``H_d`` is block-diagonal over tasks: a kernel with a feature map contributes its
+    signed features, an RBF or polynomial kernel a :class:`KernelGram` (per-task kernel
+    columns on demand); no cross-task Gram matrix is ever formed.
 
     Returns
     -------
@@ -456,18 +857,9 @@ def kernel_selection_dual(Xs, ys, kernels, C=1.0, alpha=1.0, regression=False, e
     """
     kernels = [get_kernel(k) for k in kernels]
     kw, signs, srcs = _layout(ys, C, regression, epsilon)
-    cols, ptr = [], [0]
-    for k in kernels:
-        blocks = [_signed_rows(_kernel_factor(k, X), s, r) for X, s, r in zip(Xs, signs, srcs)]
-        B = _block_diag(blocks)
-        cols.append(B)
-        ptr.append(ptr[-1] + B.shape[1])
-    if all(not sp.issparse(B) for B in cols):
-        Phi = np.hstack(cols)
-    else:
-        Phi = sp.hstack([sp.csr_matrix(B) for B in cols], format="csr")
-    return MEDDual(Phi=Phi, term_ptr=np.asarray(ptr), alpha=alpha,
-                   term_names=[k.name for k in kernels], **kw)
+    n = kw["c"].size
+    terms = [_kernel_term(k, Xs, signs, srcs, kw["groups"], n) for k in kernels]
+    return MEDDual(terms=terms, alpha=alpha, term_names=[k.name for k in kernels], **kw)
 
 
 def adaptive_pooling_dual(Xs, ys, kernel="linear", C=1.0, alpha=1.0, shared_scale=1.0,
@@ -486,6 +878,14 @@ def adaptive_pooling_dual(Xs, ys, kernel="linear", C=1.0, alpha=1.0, shared_scal
     M = len(Xs)
     task_scale = 10.0 * M if task_scale is None else float(task_scale)
     kw, signs, srcs = _layout(ys, C)
+    n = kw["c"].size
+    if _on_demand(kernel, Xs[0]):
+        Xall = sp.vstack(Xs, format="csr") if any(sp.issparse(X) for X in Xs) else np.vstack(Xs)
+        shared = KernelGram(kernel, [(np.arange(n), Xall, np.concatenate(signs))], n, shared_scale)
+        terms = [KernelGram(kernel, [(g, X, s)], n, task_scale)
+                 for X, s, g in zip(Xs, signs, kw["groups"])]
+        return MEDDual(Phi0=shared, terms=terms, alpha=alpha,
+                       term_names=[f"task{m}" for m in range(M)], **kw)
     F = kernel.feature_map(Xs[0])
     if F is not None:
         maps = [kernel.feature_map(X) for X in Xs]

@@ -93,8 +93,9 @@ class _MEDBase(BaseEstimator):
     def _cached_dual(self, key, kernels, build, C, alpha):
         """The dual for ``key`` with box ``[0, C]`` and ``alpha``, re-using cached factors.
 
-        Only C and alpha change along a regularisation path; the factors (feature columns,
-        kernel eigen-factors) depend on the data, kernels and epsilon alone.
+        Only C and alpha change along a regularisation path; the factors and kernel terms
+        (feature columns, kernel rows, and whatever the solvers derive from them: per-task
+        Gram blocks, kernel diagonals) depend on the data, kernels and epsilon alone.
         """
         cache = getattr(self, "_dual_cache", None)
         if cache is not None and cache[0] == key and cache[1] == kernels:

@@ -88,7 +88,8 @@ def _smo_loop(cache, slot_of, stamp, clock, diagQ, grad, beta, blo, bhi, group_o
     (LIBSVM's rule); their gradients then go stale until the driver rebuilds them.
 
     Returns ``(status, need, gap)``: status 0 converged on the active set, 1 column ``need``
-    is not cached, 2 step budget used up. ``counters[0]`` counts the steps taken.
+    is not cached, 2 step budget used up. ``counters[0]`` counts the steps taken and
+    ``counters[1]`` keeps the shrinking countdown from one call to the next.
     """
     up_val = np.empty(n_groups)
     up_arg = np.empty(n_groups, dtype=np.int64)
@@ -98,7 +99,8 @@ def _smo_loop(cache, slot_of, stamp, clock, diagQ, grad, beta, blo, bhi, group_o
     shrink_every = min(na, shrink_period)
     if shrink_every < 1:
         shrink_every = 1
-    countdown = shrink_every
+    # the shrinking clock runs on across calls (a cache miss returns to the driver)
+    countdown = counters[1] if counters[1] > 0 else shrink_every
     fresh = True
     while True:
         if fresh:
@@ -127,9 +129,11 @@ def _smo_loop(cache, slot_of, stamp, clock, diagQ, grad, beta, blo, bhi, group_o
                     gbest = g
         if gbest < 0 or gap <= eps:
             n_act[0] = na
+            counters[1] = countdown
             return 0, -1, gap
         if steps >= max_steps:
             n_act[0] = na
+            counters[1] = countdown
             return 2, -1, gap
         countdown -= 1
         if shrinking and countdown <= 0:
@@ -152,6 +156,7 @@ def _smo_loop(cache, slot_of, stamp, clock, diagQ, grad, beta, blo, bhi, group_o
         si = slot_of[i]
         if si < 0:
             n_act[0] = na
+            counters[1] = countdown
             return 1, i, gap
         clock[0] += 1
         stamp[si] = clock[0]  # keep column i while column j is fetched
@@ -173,10 +178,12 @@ def _smo_loop(cache, slot_of, stamp, clock, diagQ, grad, beta, blo, bhi, group_o
                         j = k
         if j < 0:
             n_act[0] = na
+            counters[1] = countdown
             return 0, -1, gap
         sj = slot_of[j]
         if sj < 0:
             n_act[0] = na
+            counters[1] = countdown
             return 1, j, gap
         curv = qii + diagQ[j] - 2.0 * cache[si, j]
         if curv <= 0.0:
@@ -235,6 +242,12 @@ class ColumnCache:
         ``V[:, t] = F_t u_t`` (or ``V = None``) for the rank-one part of each term.
     max_bytes : int
         Size of the slab.
+    source : callable, optional
+        ``idx -> (m, n)`` array: the columns ``idx`` of ``Q`` as rows, complete and scaled
+        (e.g. kernel columns evaluated on demand); replaces the factor products.
+    dtype : numpy dtype, default=float64
+        Of the slab; ``float32`` (with a single-precision ``F_dense``) halves the memory
+        traffic where an inexact subproblem is enough (a Newton model with a line search).
 
     Examples
     --------
@@ -251,38 +264,79 @@ class ColumnCache:
     array([1., 2., 2.])
     """
 
-    def __init__(self, F, F_dense, inv_a, apply_W, max_bytes):
+    def __init__(self, F, F_dense, inv_a, apply_W, max_bytes, source=None, dtype=np.float64):
         self.F = F
         self.F_dense = F_dense
+        self.dtype = np.dtype(dtype)
         self.inv_a = inv_a
         self.apply_W = apply_W
-        n = F.shape[0]
-        n_slots = int(max(2, min(n, max_bytes // max(8 * n, 1))))
+        self.source = source
+        n = inv_a.size
+        n_slots = int(max(2, min(n, max_bytes // max(self.dtype.itemsize * n, 1))))
         # one cached column per row of the slab, so the pair loop reads it contiguously
-        self.cache = np.zeros((n_slots, n), order="C")
+        self.cache = np.zeros((n_slots, n), dtype=self.dtype, order="C")
         self.slot_of = np.full(n, -1, dtype=np.int64)
         self.owner = np.full(n_slots, -1, dtype=np.int64)
         self.stamp = np.zeros(n_slots, dtype=np.int64)
         self.clock = np.zeros(1, dtype=np.int64)
         self.n_computed = 0
-        self.blocks = None
+        self._casts = {}
 
     @property
     def n_slots(self):
         return self.cache.shape[0]
 
-    def reset(self, apply_W, blocks=None):
+    def reset(self, apply_W, source=None):
         """Forget every column (the curvature ``W`` changed).
 
-        ``blocks``, if given, is ``(group_rows, local, Q_blocks)``: the weighted part of
-        ``F W F^T`` is block diagonal over the groups and ``Q_blocks[g]`` holds group
-        ``g``'s block (rows ``group_rows[g]``; ``local[i]`` is ``i``'s place in its group).
+        ``source``, if given, is a callable ``idx -> (m, n)`` array returning the columns
+        ``idx`` of ``Q`` as rows, complete and scaled (kernel columns evaluated on demand),
+        instead of the factor products.
         """
         self.apply_W = apply_W
-        self.blocks = blocks
+        self.source = source
+        self._casts = {k: v for k, v in self._casts.items() if k == "inv_a"}
         self.slot_of[:] = -1
         self.owner[:] = -1
         self.stamp[:] = 0
+
+    def compute(self, idx):
+        """The columns ``idx`` of ``Q`` without storing them, as rows: shape (m, n).
+
+        ``Q`` is symmetric, so column ``j`` is row ``j``; computing rows writes straight into
+        the slab's layout (a transposed copy into fresh memory costs more than the product).
+        """
+        idx = np.asarray(idx, dtype=np.int64)
+        W = self.apply_W
+        # diag(weight)-weighted factor products: kernel evaluations, dense BLAS, or a sparse
+        # product that only touches the blocks that meet (tasks do not meet through it) ...
+        if self.source is not None:
+            return self.source(idx)  # the finished rows of Q, scaled
+        elif self.F_dense is not None:
+            rows = (self.F_dense[idx] * self._cast("weight", W.weight)[None, :]) @ self.F_dense.T
+        else:
+            FJ = self.F[idx].multiply(W.weight[None, :]).tocsr()
+            rows = FJ @ self.F.T
+            rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+        # ... plus the rank-one curvature of every switched term, through V = [F_t u_t]_t.
+        if W is not None and W.V is not None:
+            V = self._cast("V", W.V)
+            rows += (V[idx] * self._cast("tau", W.tau)[None, :]) @ V.T
+        inv_a = self._cast("inv_a", self.inv_a)
+        rows *= inv_a[idx][:, None]
+        rows *= inv_a[None, :]
+        return rows
+
+    def _cast(self, name, x):
+        """``x`` in the dtype of the products (float32 when ``F_dense`` is), converted once
+        per curvature."""
+        dt = self.F_dense.dtype if self.F_dense is not None and self.source is None else np.float64
+        if dt == x.dtype:
+            return x
+        got = self._casts.get(name)
+        if got is None:
+            got = self._casts[name] = x.astype(dt)
+        return got
 
     def fill(self, idx):
         """Compute and store the columns ``idx`` (evicting the least recently used)."""
@@ -291,28 +345,7 @@ class ColumnCache:
         if idx.size == 0:
             return
         idx = idx[: self.n_slots]
-        m = idx.size
-        W = self.apply_W
-        # F diag(weight) F_J^T: dense BLAS or a sparse product that only touches the
-        # blocks that meet (tasks do not meet through the weighted part) ...
-        if self.blocks is not None:
-            group_rows, local, Qb, group_of = self.blocks
-            cols = np.zeros((self.F.shape[0], m))
-            gi = group_of[idx]
-            for g in np.unique(gi):
-                sel = np.flatnonzero(gi == g)
-                cols[group_rows[g][:, None], sel[None, :]] = Qb[g][:, local[idx[sel]]]
-        elif self.F_dense is not None:
-            cols = self.F_dense @ (W.weight[:, None] * self.F_dense[idx].T)
-        else:
-            FJ = self.F[idx].multiply(W.weight[None, :]).tocsr()
-            cols = self.F @ FJ.T
-            cols = cols.toarray() if sp.issparse(cols) else np.asarray(cols)
-        # ... plus the rank-one curvature of every switched term, through V = [F_t u_t]_t.
-        if W.V is not None:
-            cols += W.V @ (W.tau[:, None] * W.V[idx].T)
-        cols *= self.inv_a[:, None]
-        cols *= self.inv_a[idx][None, :]
+        rows = self.compute(idx)
         free = np.flatnonzero(self.owner < 0)
         need = idx.size
         if free.size < need:
@@ -324,12 +357,35 @@ class ColumnCache:
             self.owner[victims] = -1
             free = np.concatenate([free, victims])
         slots = free[:need]
-        self.cache[slots, :] = cols.T
+        self.cache[slots, :] = rows
         self.owner[slots] = idx
         self.slot_of[idx] = slots
         self.clock[0] += 1
         self.stamp[slots] = self.clock[0]
         self.n_computed += int(need)
+
+    def product(self, x):
+        """``Q x`` for ``x`` of shape (n,): cached columns where present, the rest computed.
+
+        Used to rebuild the gradient when shrunk coordinates come back (as LIBSVM does
+        from the columns of the multipliers that moved).
+        """
+        nz = np.flatnonzero(x)
+        n = x.size
+        if nz.size == 0:
+            return np.zeros(n)
+        slots = self.slot_of[nz]
+        hit = slots >= 0
+        y = np.zeros(self.n_slots)
+        y[slots[hit]] = x[nz[hit]]
+        out = self.cache.T @ y if hit.any() else np.zeros(n)
+        miss = nz[~hit]
+        step = max(1, (1 << 21) // max(n, 1))
+        for s0 in range(0, miss.size, step):
+            j = miss[s0:s0 + step]
+            out += x[j] @ self.compute(j)
+            self.n_computed += int(j.size)
+        return out
 
 
 def smo_solve(cache, diagQ, grad, beta, blo, bhi, group_of, n_groups, eps, max_steps,
@@ -350,7 +406,7 @@ def smo_solve(cache, diagQ, grad, beta, blo, bhi, group_of, n_groups, eps, max_s
         The final largest violation ``max_up grad - min_low grad``.
     """
     n = beta.size
-    counters = np.zeros(1, dtype=np.int64)
+    counters = np.zeros(2, dtype=np.int64)  # steps taken, shrinking countdown
     act = np.arange(n, dtype=np.int64)
     n_act = np.array([n], dtype=np.int64)
     while True:
@@ -387,124 +443,48 @@ def smo_solve(cache, diagQ, grad, beta, blo, bhi, group_of, n_groups, eps, max_s
 
 
 @njit(cache=True)
-def _smo_blocks_loop(blk, blk_ptr, gsize, local, gptr, gidx, Vs, tau, gB, p, diagQ, beta, blo,
-                     bhi, group_of, act, eps, max_steps, shrinking, shrink_period):
-    """The pair loop for block-diagonal-plus-low-rank ``Q`` (multi-task models).
+def _smo_dense(Q, grad, beta, blo, bhi, eps, max_steps):
+    """LIBSVM's pair loop on one group with a dense ``Q`` (n_g x n_g, row-major).
 
-    ``Q = blockdiag_g(B_g) + Vs diag(tau) Vs^T`` with the blocks ``B_g`` stored row-major
-    in ``blk`` at ``blk_ptr[g]``. The gradient is kept as ``gB - Vs (tau * p)``: a step on
-    a pair of group ``g`` updates ``gB`` on ``g``'s rows only and ``p = Vs^T (beta - beta0)``
-    in ``O(T)``, so no column of the cross-task matrix is ever formed.
-
-    Returns ``(status, steps, gap)``: status 0 converged, 2 step budget used up.
+    Second-order working-set selection, exact clipped pair step; ``grad`` and ``beta``
+    updated in place. Returns ``(steps, gap)``.
     """
     n = beta.size
-    n_groups = gptr.size - 1
-    T = tau.size
-    up_val = np.empty(n_groups)
-    up_arg = np.empty(n_groups, dtype=np.int64)
-    low_val = np.empty(n_groups)
-    w = np.empty(T)
-    gfull = np.empty(n)
-    na = n
-    for k in range(n):
-        act[k] = k
     steps = 0
-    period = max(1, min(n, shrink_period))
-    countdown = period
-    full_check = False
     while True:
-        for t_ in range(T):
-            w[t_] = tau[t_] * p[t_]
-        for g in range(n_groups):
-            up_val[g] = -np.inf
-            up_arg[g] = -1
-            low_val[g] = np.inf
-        for kk in range(na):
-            k = act[kk]
-            gk = gB[k]
-            for t_ in range(T):
-                gk -= Vs[k, t_] * w[t_]
-            gfull[k] = gk
-            g = group_of[k]
-            if beta[k] < bhi[k] and gk > up_val[g]:
-                up_val[g] = gk
-                up_arg[g] = k
-            if beta[k] > blo[k] and gk < low_val[g]:
-                low_val[g] = gk
-        gbest = -1
-        gap = 0.0
-        for g in range(n_groups):
-            if up_arg[g] >= 0 and low_val[g] < np.inf:
-                v = up_val[g] - low_val[g]
-                if v > gap:
-                    gap = v
-                    gbest = g
-        if gbest < 0 or gap <= eps:
-            if na < n:
-                # converged on the active set: look at every coordinate once more
-                na = n
-                for k in range(n):
-                    act[k] = k
-                countdown = period
-                full_check = True
-                continue
-            return 0, steps, gap
-        full_check = False
-        if steps >= max_steps:
-            return 2, steps, gap
-        countdown -= 1
-        if shrinking and countdown <= 0 and not full_check:
-            countdown = period
-            m = 0
-            for kk in range(na):
-                k = act[kk]
-                g = group_of[k]
-                out = False
-                if beta[k] >= bhi[k]:
-                    out = gfull[k] > up_val[g]
-                elif beta[k] <= blo[k]:
-                    out = gfull[k] < low_val[g]
-                if not out:
-                    act[m] = k
-                    m += 1
-            na = m
-        i = up_arg[gbest]
-        gi = gfull[i]
-        base = blk_ptr[gbest]
-        ng = gsize[gbest]
-        li = local[i]
-        qii = diagQ[i]
+        i = -1
+        gmax = -np.inf
+        gmin = np.inf
+        for k in range(n):
+            gk = grad[k]
+            if beta[k] < bhi[k] and gk > gmax:
+                gmax = gk
+                i = k
+            if beta[k] > blo[k] and gk < gmin:
+                gmin = gk
+        gap = gmax - gmin
+        if i < 0 or not gap > eps or steps >= max_steps:
+            return steps, (gap if i >= 0 and gmin < np.inf else 0.0)
+        qii = Q[i, i]
         best = -1.0
         j = -1
-        qij_best = 0.0
-        for kk in range(gptr[gbest], gptr[gbest + 1]):
-            k = gidx[kk]
+        for k in range(n):
             if beta[k] > blo[k]:
-                # gfull is fresh only for active coordinates; others are recomputed here
-                gk = gB[k]
-                for t_ in range(T):
-                    gk -= Vs[k, t_] * w[t_]
-                bdiff = gi - gk
+                bdiff = gmax - grad[k]
                 if bdiff > 0.0:
-                    qik = blk[base + li * ng + local[k]]
-                    for t_ in range(T):
-                        qik += Vs[i, t_] * tau[t_] * Vs[k, t_]
-                    curv = qii + diagQ[k] - 2.0 * qik
+                    curv = qii + Q[k, k] - 2.0 * Q[i, k]
                     if curv <= 0.0:
                         curv = _TAU
                     score = bdiff * bdiff / curv
                     if score > best:
                         best = score
                         j = k
-                        qij_best = qik
-                        gfull[k] = gk
         if j < 0:
-            return 0, steps, gap
-        curv = qii + diagQ[j] - 2.0 * qij_best
+            return steps, gap
+        curv = qii + Q[j, j] - 2.0 * Q[i, j]
         if curv <= 0.0:
             curv = _TAU
-        t = (gi - gfull[j]) / curv
+        t = (gmax - grad[j]) / curv
         room_i = bhi[i] - beta[i]
         room_j = beta[j] - blo[j]
         if t > room_i:
@@ -519,22 +499,110 @@ def _smo_blocks_loop(blk, blk_ptr, gsize, local, gptr, gidx, Vs, tau, gB, p, dia
             beta[j] = blo[j]
         else:
             beta[j] -= t
-        lj = local[j]
-        for kk in range(gptr[gbest], gptr[gbest + 1]):
-            k = gidx[kk]
-            lk = local[k]
-            # blocks are symmetric: row li of B_g is its column li
-            gB[k] -= t * (blk[base + li * ng + lk] - blk[base + lj * ng + lk])
-        for t_ in range(T):
-            p[t_] += t * (Vs[i, t_] - Vs[j, t_])
+        for k in range(n):
+            grad[k] -= t * (Q[i, k] - Q[j, k])
         steps += 1
 
 
-def smo_solve_blocks(blocks, group_rows, local, Vs, tau, grad, beta, blo, bhi, diagQ, group_of,
-                     eps, max_steps, shrinking=True):
-    """SMO for ``Q = blockdiag(blocks) + Vs diag(tau) Vs^T`` (``beta`` space).
+@njit(cache=True)
+def _scaled_blocks(blk, blk_ptr, gsize, gptr, gidx, scale):
+    """``diag(scale_g) B_g diag(scale_g)`` for every flattened block, as a new flat array."""
+    Q = np.empty(blk.size)
+    for g in range(gsize.size):
+        ng = gsize[g]
+        base = blk_ptr[g]
+        for a in range(ng):
+            sa = scale[gidx[gptr[g] + a]]
+            for b in range(ng):
+                Q[base + a * ng + b] = blk[base + a * ng + b] * sa * scale[gidx[gptr[g] + b]]
+    return Q
 
-    ``grad`` is the gradient at the start point ``beta`` (both updated in place).
+
+@njit(cache=True)
+def _group_sweeps(Q, q_ptr, gsize, gptr, gidx, Vs, tau, gB, p, beta, blo, bhi, eps, max_steps):
+    """Block Gauss-Seidel over the groups for ``Q = blockdiag_g(B_g) + Vs diag(tau) Vs^T``.
+
+    ``Q`` holds, flattened row-major at ``q_ptr[g]``, each group's full block
+    ``Q_g = B_g + Vs_g diag(tau) Vs_g^T``. Each visit solves group ``g``'s subproblem by
+    :func:`_smo_dense` (the other groups enter through the coupling vector
+    ``p = Vs^T (beta - beta0)``), then updates ``gB`` on ``g``'s rows and ``p``. A pair step
+    thus costs ``O(n_g)`` instead of ``O(n T)``; sweeps repeat until every group meets
+    ``eps`` at the current ``p``. Returns ``(status, steps, gap)``.
+    """
+    n_groups = gptr.size - 1
+    T = tau.size
+    w = np.empty(T)
+    dp = np.empty(T)
+    steps = 0
+    while True:
+        worst = 0.0
+        moved = False
+        for g in range(n_groups):
+            ng = gsize[g]
+            if ng == 0:
+                continue
+            for t_ in range(T):
+                w[t_] = tau[t_] * p[t_]
+            grad = np.empty(ng)
+            bg = np.empty(ng)
+            lo = np.empty(ng)
+            hi = np.empty(ng)
+            for a in range(ng):
+                k = gidx[gptr[g] + a]
+                gk = gB[k]
+                for t_ in range(T):
+                    gk -= Vs[k, t_] * w[t_]
+                grad[a] = gk
+                bg[a] = beta[k]
+                lo[a] = blo[k]
+                hi[a] = bhi[k]
+            budget = max_steps - steps
+            if budget <= 0:
+                return 2, steps, worst
+            Qg = Q[q_ptr[g]:q_ptr[g] + ng * ng].reshape((ng, ng))
+            st, gap = _smo_dense(Qg, grad, bg, lo, hi, eps, budget)
+            if gap > worst:
+                worst = gap
+            if st == 0:
+                continue
+            steps += st
+            moved = True
+            # gB_g -= B_g dbeta_g with B_g = Q_g - Vs_g diag(tau) Vs_g^T; p += Vs_g^T dbeta_g
+            for t_ in range(T):
+                dp[t_] = 0.0
+            for a in range(ng):
+                ka = gidx[gptr[g] + a]
+                da = bg[a] - beta[ka]
+                if da != 0.0:
+                    for b in range(ng):
+                        gB[gidx[gptr[g] + b]] -= da * Qg[a, b]
+                    for t_ in range(T):
+                        dp[t_] += da * Vs[ka, t_]
+                    beta[ka] = bg[a]
+            for t_ in range(T):
+                p[t_] += dp[t_]
+                dp[t_] *= tau[t_]
+            for a in range(ng):
+                k = gidx[gptr[g] + a]
+                c = 0.0
+                for t_ in range(T):
+                    c += Vs[k, t_] * dp[t_]
+                gB[k] += c
+        if not moved:
+            return 0, steps, worst
+
+
+def smo_solve_blocks(blocks, group_rows, local, Vs, tau, grad, beta, blo, bhi, diagQ, group_of,
+                     eps, max_steps, shrinking=True, scale=None):
+    """SMO for ``Q = S blockdiag(blocks) S + Vs diag(tau) Vs^T`` (``beta`` space,
+    ``S = diag(scale)``, identity by default), by block Gauss-Seidel sweeps over the groups
+    (:func:`_group_sweeps`).
+
+    ``blocks`` is a list of square arrays (one per group) or all of them flattened
+    row-major into one 1-D array, group after group. ``grad`` is the gradient at the
+    start point ``beta`` (both updated in place).
+    ``local``, ``diagQ``, ``group_of`` and ``shrinking`` are accepted for the common
+    signature (the per-group loops need no shrinking).
 
     Returns
     -------
@@ -543,10 +611,10 @@ def smo_solve_blocks(blocks, group_rows, local, Vs, tau, grad, beta, blo, bhi, d
     steps : int
     gap : float
     """
+    del local, diagQ, group_of, shrinking
     n = beta.size
     sizes = np.array([g.size for g in group_rows], dtype=np.int64)
     blk_ptr = np.concatenate(([0], np.cumsum(sizes**2)[:-1])).astype(np.int64)
-    blk = np.concatenate([np.ascontiguousarray(B).ravel() for B in blocks]) if blocks else np.zeros(0)
     gidx = np.concatenate(group_rows).astype(np.int64)
     gptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     T = tau.size
@@ -554,12 +622,22 @@ def smo_solve_blocks(blocks, group_rows, local, Vs, tau, grad, beta, blo, bhi, d
     if Vs.shape[1] != T:
         Vs = np.zeros((n, 0))
         tau = np.zeros(0)
+    tau = np.ascontiguousarray(tau, dtype=float)
+    if isinstance(blocks, np.ndarray) and blocks.ndim == 1:
+        blk = blocks
+    else:
+        blk = np.concatenate([np.ascontiguousarray(B).ravel() for B in blocks]) if len(blocks) else np.zeros(0)
+    # each group's full block, scaled and with its share of the coupling, formed once
+    Q = _scaled_blocks(blk, blk_ptr, sizes, gptr, gidx,
+                       np.ones(n) if scale is None else np.ascontiguousarray(scale, dtype=float))
+    if T:
+        for g, ptr in zip(group_rows, blk_ptr):
+            m = g.size
+            Vg = Vs[g]
+            Q[ptr:ptr + m * m].reshape(m, m)[:] += (Vg * tau) @ Vg.T
     gB = grad.copy()
-    p = np.zeros(tau.size)
-    act = np.empty(n, dtype=np.int64)
-    status, steps, gap = _smo_blocks_loop(blk, blk_ptr, sizes, local, gptr, gidx, Vs,
-                                          np.ascontiguousarray(tau, dtype=float), gB, p, diagQ,
-                                          beta, blo, bhi, group_of, act, eps, max_steps,
-                                          shrinking, SHRINK_PERIOD)
+    p = np.zeros(T)
+    status, steps, gap = _group_sweeps(Q, blk_ptr, sizes, gptr, gidx, Vs, tau, gB, p,
+                                       beta, blo, bhi, eps, max_steps)
     grad[:] = gB - Vs @ (tau * p) if tau.size else gB
     return status, int(steps), float(gap)
