@@ -108,7 +108,7 @@ def warm_path(make_model, Cs, alphas, train_Xs, train_ys, score):
     For each C (ascending) the alphas are swept in ascending order starting from the
     solution at the previous alpha, as the paper explores its path; the first alpha of each
     C starts cold. One model serves the whole path, so the estimator's cached dual factors
-    (feature columns, kernel eigen-factors) are built once, not once per C.
+    (feature columns, per-task kernel Gram blocks) are built once, not once per C.
     ``score(model)`` is called after every fit; returns ``{(C, alpha): score}`` and the fits'
     iteration counts.
     """
