@@ -217,7 +217,9 @@ class _Curvature:
 
     ``W`` is ``weight`` on the diagonal (1 on shared columns, ``s_t`` on term ``t``'s) plus
     ``tau_t u_t u_t^T`` per switched term; ``V[:, t] = F_t u_t`` carries the latter to
-    lam-space, so ``F W F^T = F diag(weight) F^T + V diag(tau) V^T``.
+    lam-space, so ``F W F^T = F diag(weight) F^T + V diag(tau) V^T``. Where every switched
+    term has one column (feature selection), ``tau_t u_t u_t^T`` is diagonal and is folded
+    into ``hess_weight`` instead (``V`` is then None); ``weight`` stays the gradient's.
     """
 
     def __init__(self, dual, rows, u, s, tau, V=None):
@@ -228,7 +230,17 @@ class _Curvature:
         self.tau = tau
         self.Ut = None
         self.V = None
-        if dual.n_terms and np.any(tau > 0):
+        # the weights of the Hessian's diagonal part (``weight`` alone is the gradient's)
+        self.hess_weight = self.weight
+        single = V is None and dual.n_terms and np.array_equal(
+            np.bincount(dual.col_term, minlength=dual.n_terms), np.ones(dual.n_terms, dtype=np.int64))
+        if single and np.any(tau > 0):
+            # one column per term (feature selection): tau_t u_t u_t^T is diagonal, so the
+            # rank-one parts fold into the diagonal and the columns of Q cost one product
+            self.hess_weight = self.weight.copy()
+            ut = u[rows.r0:]
+            self.hess_weight[rows.r0:] += tau[dual.col_term] * ut * ut
+        elif dual.n_terms and np.any(tau > 0):
             self.Ut = sp.csr_matrix((u[rows.r0:], (np.arange(rows.r0, K), dual.col_term)),
                                     shape=(K, dual.n_terms))
             if V is None:
@@ -243,7 +255,7 @@ class _Curvature:
 
     def __call__(self, Z):
         """``W Z`` for dense ``Z`` of shape (K, m)."""
-        out = self.weight[:, None] * Z
+        out = self.hess_weight[:, None] * Z
         if self.Ut is not None:
             out += self.Ut @ (self.tau[:, None] * (self.Ut.T @ Z))
         return out
@@ -702,7 +714,7 @@ class _KernelModel:
 
         _, steps, gap = smo_solve(self.cache, diagH * inv_a**2, grad_b, beta, blo, bhi,
                                   self.dual.group_of, len(self.dual.groups), inner_eps, max_steps,
-                                  rebuild, shrinking=self.shrinking)
+                                  rebuild, shrinking=self.shrinking, free_set=False)
         return steps, gap
 
     def forms(self, d):

@@ -15,6 +15,13 @@ least recently used out) that the Python driver fills in batches by dense or spa
 products of the factors (or from per-task Gram blocks), so memory stays bounded however
 large n is.
 
+On low-rank ``Q`` (linear and feature models) the pair loop crawls at the end on a settled
+set of free coordinates whose block of ``Q`` is singular: many tiny pair steps. Once the
+free set stays the same between two checks, :func:`smo_solve` solves the subproblem on that
+face directly, as an active-set method does (a pseudo-inverse Newton step or an ascent
+direction without curvature, capped by the box), and the pair loop goes on from there; it
+still decides optimality, so the answer is the same.
+
 Multi-task models whose factors never span two tasks (meta feature / kernel selection,
 independent SVMs) have ``Q = blockdiag_g(B_g) + Vs diag(tau) Vs^T``: task blocks plus the
 rank-T coupling that the shared switches add. :func:`smo_solve_blocks` runs the same pair
@@ -26,6 +33,8 @@ The pair loops are compiled with numba when it is installed; without it, they ru
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -312,10 +321,12 @@ class ColumnCache:
         # product that only touches the blocks that meet (tasks do not meet through it) ...
         if self.source is not None:
             return self.source(idx)  # the finished rows of Q, scaled
-        elif self.F_dense is not None:
-            rows = (self.F_dense[idx] * self._cast("weight", W.weight)[None, :]) @ self.F_dense.T
+        # (``hess_weight``, where given, has diagonal rank-one parts folded in)
+        weight = getattr(W, "hess_weight", W.weight)
+        if self.F_dense is not None:
+            rows = (self.F_dense[idx] * self._cast("weight", weight)[None, :]) @ self.F_dense.T
         else:
-            FJ = self.F[idx].multiply(W.weight[None, :]).tocsr()
+            FJ = self.F[idx].multiply(weight[None, :]).tocsr()
             rows = FJ @ self.F.T
             rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
         # ... plus the rank-one curvature of every switched term, through V = [F_t u_t]_t.
@@ -388,14 +399,133 @@ class ColumnCache:
         return out
 
 
+def _face_directions(H, g, group_of, free, rtol):
+    """Candidate ascent directions on the face of the free coordinates: the exact maximiser's
+    step (pseudo-inverse of the face's Hessian) and, where the Hessian is singular there,
+    the gradient's part in its null space (ascent without curvature)."""
+    m = free.size
+    # P: the orthogonal projector onto {d : sum_{i in g} d_i = 0 for every group g}
+    _, grp, counts = np.unique(group_of[free], return_inverse=True, return_counts=True)
+    A = np.zeros((counts.size, m))
+    A[grp, np.arange(m)] = 1.0 / np.sqrt(counts[grp])
+    P = np.eye(m) - A.T @ A
+    Pg = P @ g
+    if not np.any(Pg):
+        return []
+    e, U = np.linalg.eigh(P @ H @ P)
+    r = U.T @ Pg
+    big = max(float(e[-1]), 0.0)
+    pos = e > rtol * big
+    cand = []
+    if np.any(pos):
+        cand.append(U[:, pos] @ (r[pos] / e[pos]))
+    null = ~pos
+    # (a null-space part at the level of rounding is no direction)
+    if np.any(null) and np.linalg.norm(r[null]) > 1e-10 * np.linalg.norm(Pg):
+        cand.append(U[:, null] @ r[null])
+    out = []
+    for d in cand:
+        # unit size, then each group's sum made zero again (rounding of the products)
+        d = P @ d
+        size = float(np.max(np.abs(d)))
+        if not size > 0:
+            continue
+        d /= size
+        d -= (np.bincount(grp, weights=d, minlength=counts.size) / counts)[grp]
+        out.append(d)
+    return out
+
+
+def _free_set_step(cache, grad, beta, blo, bhi, group_of, free, max_rounds=8):
+    """Steps of an active-set method on the free coordinates ``free`` (strictly inside their
+    box); ``grad`` and ``beta`` are updated in place.
+
+    On the face where ``free`` moves and the rest stays, the subproblem is an
+    equality-constrained QP (``sum_{i in g} beta_i`` fixed per group) with the Hessian
+    ``Q_FF``, singular when ``Q`` has low rank. Its candidate directions
+    (:func:`_face_directions`: the pseudo-inverse Newton step, and the gradient's part in
+    the null space of ``Q_FF``) are each followed by the exact line search capped by the
+    box (a ratio test), and the one that gains most is taken. If a coordinate hits its
+    bound, it leaves the face and the next round solves the smaller face (at most
+    ``max_rounds`` rounds).
+
+    The pair loop crawls on such faces when ``Q`` has low rank (linear and feature models):
+    each pair step only solves a 2 x 2 restriction. Every step here raises the subproblem's
+    objective and keeps its constraints, so the pair loop that follows checks optimality as
+    before, and the answer is the same.
+
+    Returns the number of steps taken.
+    """
+    # keep the columns already cached while the missing ones come in
+    have = cache.slot_of[free]
+    cache.clock[0] += 1
+    cache.stamp[have[have >= 0]] = cache.clock[0]
+    cache.fill(free)
+    slots = cache.slot_of[free]
+    if np.any(slots < 0):
+        return 0
+    C = np.asarray(cache.cache[slots], dtype=np.float64)  # rows ``free`` of Q, shape (m, n)
+    rtol = np.sqrt(np.finfo(cache.dtype).eps)
+    keep = np.arange(free.size)
+    taken = 0
+    for _ in range(max_rounds):
+        if keep.size < 2:
+            break
+        F = free[keep]
+        H = C[np.ix_(keep, F)]
+        H = 0.5 * (H + H.T)
+        g = grad[F]
+        best = None
+        for d in _face_directions(H, g, group_of, F, rtol):
+            slope = float(g @ d)
+            if not slope > 0:
+                continue
+            curv = float(d @ (H @ d))
+            t = slope / curv if curv > 0 else np.inf
+            room = np.full(d.size, np.inf)
+            up = d > 0
+            dn = d < 0
+            room[up] = (bhi[F[up]] - beta[F[up]]) / d[up]
+            room[dn] = (blo[F[dn]] - beta[F[dn]]) / d[dn]
+            k = int(np.argmin(room))
+            hit = room[k] <= t
+            if hit:
+                t = float(room[k])
+            if not (t > 0 and np.isfinite(t)):
+                continue
+            gain = t * slope - 0.5 * t * t * curv
+            if best is None or gain > best[0]:
+                best = (gain, d, t, k if hit else -1)
+        if best is None or not best[0] > 0:
+            break
+        _, d, t, k = best
+        beta[F] = np.clip(beta[F] + t * d, blo[F], bhi[F])
+        grad -= C[keep].T @ (t * d)
+        taken += 1
+        if k < 0:
+            break  # the face's maximiser: done
+        beta[F[k]] = bhi[F[k]] if d[k] > 0 else blo[F[k]]
+        keep = keep[(beta[F] > blo[F]) & (beta[F] < bhi[F])]
+    return taken
+
+
+FREE_SET_PERIOD = 300  # pair steps between checks whether the free set has settled
+FREE_SET_MAX = 400  # largest free set solved densely
+
+
 def smo_solve(cache, diagQ, grad, beta, blo, bhi, group_of, n_groups, eps, max_steps,
-              rebuild_gradient, batch=None, shrinking=True):
-    if batch is None:
-        batch = BATCH
+              rebuild_gradient, batch=None, shrinking=True, free_set=True):
     """Run the pair loop, filling the cache in batches whenever a column is missing.
 
     ``grad`` and ``beta`` are updated in place. ``rebuild_gradient(beta)`` must return the
     exact gradient at ``beta`` (used when shrunk coordinates come back).
+
+    With ``free_set``, every ``FREE_SET_PERIOD`` pair steps the free coordinates (strictly
+    inside their box) are compared with those of the previous check; once they stay the
+    same (the pair loop crawls on one face, as on low-rank ``Q``), the subproblem is solved
+    on that face directly (:func:`_free_set_step`) and the pair loop goes on from there.
+    Whenever the face steps have taken longer in all than the pair loop, the period doubles,
+    so they cost at most about as much as the loop they interrupt.
 
     Returns
     -------
@@ -405,15 +535,46 @@ def smo_solve(cache, diagQ, grad, beta, blo, bhi, group_of, n_groups, eps, max_s
     gap : float
         The final largest violation ``max_up grad - min_low grad``.
     """
+    if batch is None:
+        batch = BATCH
     n = beta.size
     counters = np.zeros(2, dtype=np.int64)  # steps taken, shrinking countdown
     act = np.arange(n, dtype=np.int64)
     n_act = np.array([n], dtype=np.int64)
+    period = FREE_SET_PERIOD
+    max_free = min(FREE_SET_MAX, cache.n_slots // 2)
+    next_check = period
+    last_free = None
+    t_check = time.perf_counter()
+    t_pairs = t_faces = 0.0  # time in the pair loop and in face steps
     while True:
+        budget = max_steps - counters[0]
+        if free_set:
+            budget = min(budget, max(next_check - counters[0], 1))
         status, need, gap = _smo_loop(cache.cache, cache.slot_of, cache.stamp, cache.clock,
                                       diagQ, grad, beta, blo, bhi, group_of, act, n_act,
-                                      n_groups, eps, max_steps - counters[0], counters,
+                                      n_groups, eps, budget, counters,
                                       shrinking, SHRINK_PERIOD)
+        if status == 2 and counters[0] < max_steps:
+            # a pause to look at the free set
+            next_check = counters[0] + period
+            t_pairs += time.perf_counter() - t_check
+            a_idx = act[: n_act[0]]
+            free = np.sort(a_idx[(beta[a_idx] > blo[a_idx]) & (beta[a_idx] < bhi[a_idx])])
+            if 2 <= free.size <= max_free and last_free is not None \
+                    and np.array_equal(free, last_free):
+                t0 = time.perf_counter()
+                _free_set_step(cache, grad, beta, blo, bhi, group_of, free)
+                t_faces += time.perf_counter() - t0
+                if t_faces > t_pairs:
+                    # the face steps cost more than the pair loop: look less often
+                    period *= 2
+                    next_check = counters[0] + period
+                last_free = None
+            else:
+                last_free = free
+            t_check = time.perf_counter()
+            continue
         if status == 0 and n_act[0] < n:
             # converged on the active set: bring every coordinate back and check again
             grad[:] = rebuild_gradient(beta)
