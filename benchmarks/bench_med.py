@@ -238,16 +238,26 @@ def case_svm(n, kernel, budget, run_slow):
         total = Seconds(t_new + t_build, t_new.cpu + t_build.cpu)
         row(name, "  + building the MEDDual", t_build, "kernel rows kept; columns on demand",
             speed_ratio(total, t_svc, "SVC") if t_svc else "")
+    for label, t, r in slow_solves(name, dual, n, budget, run_slow):
+        row(name, label, t, f"J={r['J']:.10g} relJ {rel(r['J'], sol['J']):+.1e} iters={r['iters']}",
+            speed_ratio(t, t_new, "newton"))
+
+
+def slow_solves(name, dual, size, budget, run_slow, label_suffix=""):
+    """Time every method of SLOW_METHODS on ``dual``; print the skipped and failed ones.
+
+    Yields ``(label, seconds, result)`` for each solve that finished within ``budget``.
+    """
     for label, method, kw in SLOW_METHODS:
-        if not run_slow(n, method):
+        label = label + label_suffix
+        if not run_slow(size, method):
             row(name, label, "skipped", "too large for this run")
             continue
         t, r = timed(lambda m=method, k=kw: med(dual, m, **k), budget)
         if t is None:
             row(name, label, r)
         else:
-            row(name, label, t, f"J={r['J']:.10g} relJ {rel(r['J'], sol['J']):+.1e} iters={r['iters']}",
-                speed_ratio(t, t_new, "newton"))
+            yield label, t, r
 
 
 def case_fs(n, D, alpha, budget, run_slow):
@@ -264,17 +274,10 @@ def case_fs(n, D, alpha, budget, run_slow):
         return
     row(name, "newton", t_new, f"J={sol['J']:.10g} iters={sol['iters']} steps={sol['steps']}",
         speed_ratio(t_new, t_svc, "SVC") if t_svc else "")
-    for label, method, kw in SLOW_METHODS:
-        if not run_slow(n, method):
-            row(name, label, "skipped", "too large for this run")
-            continue
-        t, r = timed(lambda m=method, k=kw: med(dual, m, **k), budget)
-        if t is None:
-            row(name, label, r)
-        else:
-            row(name, label, t, f"J={r['J']:.10g} relJ newton-vs-it {rel(sol['J'], r['J']):+.1e} "
-                f"iters={r['iters']} {r['status'] if r['status'] != 'converged' else ''}",
-                f"newton x{t / t_new:.1f} faster (cpu x{t.cpu / max(t_new.cpu, 1e-9):.1f})")
+    for label, t, r in slow_solves(name, dual, n, budget, run_slow):
+        row(name, label, t, f"J={r['J']:.10g} relJ newton-vs-it {rel(sol['J'], r['J']):+.1e} "
+            f"iters={r['iters']} {r['status'] if r['status'] != 'converged' else ''}",
+            f"newton x{t / t_new:.1f} faster (cpu x{t.cpu / max(t_new.cpu, 1e-9):.1f})")
 
 
 def case_landmine(T, n_alpha, budget, run_slow):
@@ -319,21 +322,14 @@ def case_landmine(T, n_alpha, budget, run_slow):
         row(name, "newton cold path", t_cold,
             f"max relJ warm-vs-cold {max(abs(rel(w[0], c[0])) for w, c in zip(warm, cold)):.1e}",
             speed_ratio(t_cold, t_svc, "SVC") if t_svc else "")
-    for label, method, kw in SLOW_METHODS:
-        if not run_slow(29 * T, method):
-            row(name, label, "skipped", "too large for this run")
-            continue
-        # one alpha in the middle of the path, times the number of alphas
-        mid = len(alphas) // 2
-        d = copy.copy(base)
-        d.alpha = float(alphas[mid])
-        t, r = timed(lambda m=method, k=kw: med(d, m, **k), budget)
-        if t is None:
-            row(name, f"{label} (1 alpha)", r)
-        else:
-            row(name, f"{label} (1 alpha)", t, f"relJ newton-vs-it {rel(warm[mid][0], r['J']):+.1e} "
-                f"{r['status'] if r['status'] != 'converged' else ''}",
-                f"x{t * n_alpha / t_svc:.0f} SVC time for the path" if t_svc else "")
+    # one alpha in the middle of the path, times the number of alphas
+    mid = len(alphas) // 2
+    d = copy.copy(base)
+    d.alpha = float(alphas[mid])
+    for label, t, r in slow_solves(name, d, 29 * T, budget, run_slow, " (1 alpha)"):
+        row(name, label, t, f"relJ newton-vs-it {rel(warm[mid][0], r['J']):+.1e} "
+            f"{r['status'] if r['status'] != 'converged' else ''}",
+            f"x{t * n_alpha / t_svc:.0f} SVC time for the path" if t_svc else "")
 
 
 def memory_child(n, D):

@@ -349,6 +349,7 @@ def select(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, c
     mean of LG and pooled LG; the factorisations the pair with the best mean of S3FLC and
     MTS3FLC (k_s = 5).
     """
+    from medmtl.datasets.newsgroups_tasks import DEVELOPMENT_TASKS
     from medmtl.nmtf import MTS3FLC, PooledLogisticRegression
 
     sizes = SELECT_LABELED[:1] if quick else SELECT_LABELED
@@ -404,7 +405,7 @@ def select(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, c
     ax.legend(fontsize=7)
     result = ExperimentResult(
         name="mts3flc-select",
-        settings={"problem": "20 Newsgroups: " + "; ".join(" vs ".join(p) for p in _development_tasks()),
+        settings={"problem": "20 Newsgroups: " + "; ".join(" vs ".join(p) for p in DEVELOPMENT_TASKS),
                   "labeled_per_task": sizes, "runs": runs, "C_grid": c_grid, "k_shared": SELECT_K_SHARED,
                   "n_topics": N_TOPICS, "quick": quick, "seed": seed},
         x=c_grid, measured=measured, measured_std=spread, paper={k: [None] * len(c_grid) for k in measured},
@@ -414,9 +415,3 @@ def select(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, c
                "defaults": defaults,
                "defaults_agree": defaults == {"baselines": chosen_baselines, "factorisation": chosen_factorisation}})
     return result, fig
-
-
-def _development_tasks():
-    from medmtl.datasets.newsgroups_tasks import DEVELOPMENT_TASKS
-
-    return DEVELOPMENT_TASKS

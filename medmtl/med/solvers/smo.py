@@ -88,6 +88,29 @@ def diag_hessian(indptr, indices, data, col_term, s, tau, u, out):
 
 
 @njit(cache=True)
+def _clipped_pair_step(beta, blo, bhi, i, j, t):
+    """Move ``beta[i] += t``, ``beta[j] -= t`` with ``t`` cut to the box; returns the ``t`` taken.
+
+    A coordinate that reaches its bound is set to it exactly, so shrinking sees it there.
+    """
+    room_i = bhi[i] - beta[i]
+    room_j = beta[j] - blo[j]
+    if t > room_i:
+        t = room_i
+    if t > room_j:
+        t = room_j
+    if t == room_i:
+        beta[i] = bhi[i]
+    else:
+        beta[i] += t
+    if t == room_j:
+        beta[j] = blo[j]
+    else:
+        beta[j] -= t
+    return t
+
+
+@njit(cache=True)
 def _smo_loop(cache, slot_of, stamp, clock, diagQ, grad, beta, blo, bhi, group_of, act, n_act,
               n_groups, eps, max_steps, counters, shrinking, shrink_period):
     """Pair steps on the active coordinates until converged, a column is missing, or max_steps.
@@ -198,20 +221,7 @@ def _smo_loop(cache, slot_of, stamp, clock, diagQ, grad, beta, blo, bhi, group_o
         if curv <= 0.0:
             curv = _TAU
         t = (gi - grad[j]) / curv
-        room_i = bhi[i] - beta[i]
-        room_j = beta[j] - blo[j]
-        if t > room_i:
-            t = room_i
-        if t > room_j:
-            t = room_j
-        if t == room_i:
-            beta[i] = bhi[i]
-        else:
-            beta[i] += t
-        if t == room_j:
-            beta[j] = blo[j]
-        else:
-            beta[j] -= t
+        t = _clipped_pair_step(beta, blo, bhi, i, j, t)
         ci = cache[si]
         cj = cache[sj]
         for g in range(n_groups):
@@ -646,20 +656,7 @@ def _smo_dense(Q, grad, beta, blo, bhi, eps, max_steps):
         if curv <= 0.0:
             curv = _TAU
         t = (gmax - grad[j]) / curv
-        room_i = bhi[i] - beta[i]
-        room_j = beta[j] - blo[j]
-        if t > room_i:
-            t = room_i
-        if t > room_j:
-            t = room_j
-        if t == room_i:
-            beta[i] = bhi[i]
-        else:
-            beta[i] += t
-        if t == room_j:
-            beta[j] = blo[j]
-        else:
-            beta[j] -= t
+        t = _clipped_pair_step(beta, blo, bhi, i, j, t)
         for k in range(n):
             grad[k] -= t * (Q[i, k] - Q[j, k])
         steps += 1
