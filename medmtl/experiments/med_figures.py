@@ -6,11 +6,11 @@ import numpy as np
 
 from medmtl.datasets import load_dermatology, load_heart, load_landmine
 from medmtl.evaluation import mean_auc
-from medmtl.experiments.protocol import (LANDMINE_RBF_GAMMAS, TOL, SumKernel,
-                                         fit_options, in_med_context, independent_svm_scores,
-                                         landmine_kernel_bank, minmax_scale_tasks, pooled_svm_scores,
+from medmtl.experiments.protocol import (LANDMINE_RBF_SCALES, TOL, SumKernel, fit_options, in_med_context,
+                                         independent_svm_scores, landmine_kernel_bank,
+                                         landmine_rbf_gammas, minmax_scale_tasks, pooled_svm_scores,
                                          select_on_validation, solver_method, split_with_both_classes,
-                                         unit_diagonal_kernels, warm_path)
+                                         standardize_tasks, unit_diagonal_kernels, warm_path)
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import run_grid
@@ -58,7 +58,9 @@ def dermatology_fold(size, fold, seed=0, Cs=DERMATOLOGY_GRID["Cs"], alphas=DERMA
     """One fold of JMLR Fig. 1 at ``size`` training examples per task.
 
     Multi-task MED feature selection chooses (C, alpha) on validation mean AUC along the
-    path of :func:`dermatology_path`; the independent SVMs choose C per task the same way.
+    path of :func:`dermatology_path`; the independent SVMs choose one C for all tasks the
+    same way, as the paper describes ("a value of C"). The same SVMs with C chosen per task
+    are reported beside them.
 
     Returns a dict with both test mean AUCs, the chosen hyper-parameters and the test labels
     and decision values per task (for ROC curves).
@@ -67,12 +69,15 @@ def dermatology_fold(size, fold, seed=0, Cs=DERMATOLOGY_GRID["Cs"], alphas=DERMA
     train, val, test = p["train"], p["val"], p["test"]
     (C, alpha), model = p["chosen"], p["model"]
     mt_scores = model.decision_function(p["Xte"])
-    val_ind, test_ind, ind_Cs, ind_scores = independent_svm_scores(
-        Cs, list(zip(p["Xtr"], train.ys)), list(zip(p["Xva"], val.ys)), list(zip(p["Xte"], test.ys)))
+    parts = [list(zip(p[X], d.ys)) for X, d in (("Xtr", train), ("Xva", val), ("Xte", test))]
+    val_ind, test_ind, ind_Cs, ind_scores = independent_svm_scores(Cs, *parts, per_task=False)
+    val_task, test_task, task_Cs, _ = independent_svm_scores(Cs, *parts)
     return {
         "multitask": mean_auc(test.ys, mt_scores), "independent": test_ind,
-        "validation": {"multitask": p["validation"], "independent": val_ind},
-        "chosen": {"C": C, "alpha": alpha, "independent_C": ind_Cs},
+        "independent_task_C": test_task,
+        "validation": {"multitask": p["validation"], "independent": val_ind,
+                       "independent_task_C": val_task},
+        "chosen": {"C": C, "alpha": alpha, "independent_C": ind_Cs[0], "independent_task_C": task_Cs},
         "switch_posterior": np.asarray(model.switch_posterior_).tolist(),
         "max_iterations": max(p["iterations"].values()),
         "test_y": [y.tolist() for y in test.ys],
@@ -98,30 +103,31 @@ def dermatology(quick=False, n_jobs=1, backend="loky", scheduler=None, client=No
     folds = 1 if quick else 5
     grid = DERMATOLOGY_QUICK_GRID if quick else DERMATOLOGY_GRID
     method = solver_method()
-    cells = [{"size": n, "fold": f, "seed": seed, "method": method, **grid} for n in sizes for f in range(folds)]
+    cells = [{"size": n, "fold": f, "seed": seed, "method": method, "v": 2, **grid}
+             for n in sizes for f in range(folds)]
     out = run_grid(_dermatology_cell, cells, name="dermatology", n_jobs=n_jobs, backend=backend,
                    scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
-    methods = {"multitask": "Multi-task sparsity (MED)", "independent": "Independent SVMs"}
+    methods = {"multitask": "Multi-task sparsity (MED)", "independent": "Independent SVMs",
+               "independent_task_C": "Independent SVMs, C per task"}
     measured, std = {}, {}
     for key, label in methods.items():
-        per_size = [[o[key] for o, c in zip(out, cells) if c["size"] == n] for n in sizes]
-        measured[label] = [float(np.mean(v)) for v in per_size]
-        std[label] = [float(np.std(v)) for v in per_size]
-    paper = {label: [DERMATOLOGY_PAPER.get(n, (None, None))[i] for n in sizes]
-             for i, label in enumerate(methods.values())}
+        measured[label], std[label] = _mean_std(out, cells, key, sizes, "size")
+    paper = {methods[key]: [DERMATOLOGY_PAPER.get(n, (None, None))[i] for n in sizes]
+             for i, key in enumerate(("multitask", "independent"))}
     return ExperimentResult(
         "dermatology",
         settings={"data": "UCI Dermatology, 6 one-vs-rest tasks, 34 features scaled to [0, 1]",
                   "protocol": "n per task for training; rest split half validation / half test",
                   "sizes": sizes, "folds": folds, "grid": grid, "seed": seed, "quick": quick,
                   "model": f"MultiTaskMEDClassifier(selection='features', method={method!r}), warm path",
+                  "independent": "libsvm linear SVC per task, one C for all tasks chosen on validation "
+                                 "MAUC; 'C per task': each task's C chosen on its validation AUC",
                   "solver": method, "tol": TOL if method == "bound" else None},
         x=sizes, measured=measured, measured_std=std, paper=paper,
         xlabel="training examples per task", ylabel="mean test AUC over 6 tasks",
         title="Dermatology: multi-task feature selection (JMLR Fig. 1)",
         extra={"cells": [{k: v for k, v in c.items() if k not in ("Cs", "alphas")} | {
-            "multitask": o["multitask"], "independent": o["independent"], "chosen": o["chosen"]}
-            for c, o in zip(cells, out)]})
+            **{k: o[k] for k in methods}, "chosen": o["chosen"]} for c, o in zip(cells, out)]})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,16 +147,18 @@ LANDMINE_QUICK_GRID = {"Cs": [0.1, 1.0], "alphas": [0.0, 10.0]}
 
 @in_med_context
 def landmine_fold(size, fold, seed=0, Cs=LANDMINE_GRID["Cs"], alphas=LANDMINE_GRID["alphas"],
-                  poly=False, method=None):
+                  poly=False, method=None, rbf_scales=LANDMINE_RBF_SCALES):
     """One fold of JMLR Fig. 2 at ``size`` training examples per task (29 tasks).
 
     Each minefield draws ``size`` training examples (stratified, at least one mine); the
-    rest are split in half for validation and test. Inputs are scaled into [0, 1] on the
-    training inputs, and every kernel of the bank to mean diagonal 1 on them. Multi-task MED
-    kernel selection chooses one (C, alpha) for all tasks on validation mean AUC; the
-    independent SVMs (libsvm, the unweighted sum of the same bank, i.e. MED at alpha = 0)
-    choose C per task on validation AUC. A second baseline, independent RBF SVMs with
-    (C, gamma) chosen per task, is reported beside them.
+    rest are split in half for validation and test. Inputs are standardised on the training
+    inputs, the RBF bandwidths are set from their median squared distance, and every kernel
+    of the bank is scaled to mean diagonal 1 on them. Multi-task MED kernel selection
+    chooses one (C, alpha) for all tasks on validation mean AUC. The independent SVMs
+    (libsvm, the unweighted sum of the same bank, i.e. MED at alpha = 0) choose one C for
+    all tasks the same way, as the paper describes; two stronger baselines are reported
+    beside them: the same SVMs with C chosen per task, and RBF SVMs with (C, gamma) chosen
+    per task. ``rbf_scales`` are the RBF bandwidths in units of the median squared distance.
     """
     from medmtl.med import MultiTaskMEDClassifier
 
@@ -158,8 +166,9 @@ def landmine_fold(size, fold, seed=0, Cs=LANDMINE_GRID["Cs"], alphas=LANDMINE_GR
 
     ds = load_landmine()
     train, val, test, swaps = split_with_both_classes(ds, size, 0.5, random_state=[seed, size, fold])
-    Xtr, Xva, Xte = minmax_scale_tasks(train.Xs, val.Xs, test.Xs)
-    bank = unit_diagonal_kernels(landmine_kernel_bank(Xtr[0].shape[1], poly=poly), Xtr)
+    Xtr, Xva, Xte = standardize_tasks(train.Xs, val.Xs, test.Xs)
+    gammas = landmine_rbf_gammas(Xtr, rbf_scales)
+    bank = unit_diagonal_kernels(landmine_kernel_bank(Xtr[0].shape[1], gammas, poly=poly), Xtr)
 
     def make(C, alpha):
         return MultiTaskMEDClassifier(selection="kernels", kernels=bank, C=C, alpha=alpha,
@@ -172,19 +181,21 @@ def landmine_fold(size, fold, seed=0, Cs=LANDMINE_GRID["Cs"], alphas=LANDMINE_GR
     (C, alpha), val_mt = select_on_validation(scores)
     model = make(C, alpha).fit(Xtr, train.ys)
     mt_test = mean_auc(test.ys, model.decision_function(Xte))
-    pairs = lambda Xs, ds_: list(zip(Xs, ds_.ys))  # noqa: E731
-    val_ind, test_ind, ind_Cs, _ = independent_svm_scores(
-        Cs, pairs(Xtr, train), pairs(Xva, val), pairs(Xte, test), kernel=SumKernel(bank))
-    gammas = [{"gamma": g} for g in LANDMINE_RBF_GAMMAS]
-    val_rbf, test_rbf, _, _ = independent_svm_scores(
-        Cs, pairs(Xtr, train), pairs(Xva, val), pairs(Xte, test), kernel="rbf", grid=gammas)
+    parts = [list(zip(Xs, d.ys)) for Xs, d in ((Xtr, train), (Xva, val), (Xte, test))]
+    val_ind, test_ind, ind_Cs, _ = independent_svm_scores(Cs, *parts, kernel=SumKernel(bank), per_task=False)
+    val_task, test_task, task_Cs, _ = independent_svm_scores(Cs, *parts, kernel=SumKernel(bank))
+    val_rbf, test_rbf, _, _ = independent_svm_scores(Cs, *parts, kernel="rbf",
+                                                     grid=[{"gamma": g} for g in gammas])
     return {
-        "multitask": mt_test, "independent": test_ind, "independent_rbf": test_rbf,
-        "validation": {"multitask": val_mt, "independent": val_ind, "independent_rbf": val_rbf},
+        "multitask": mt_test, "independent": test_ind, "independent_task_C": test_task,
+        "independent_rbf": test_rbf,
+        "validation": {"multitask": val_mt, "independent": val_ind, "independent_task_C": val_task,
+                       "independent_rbf": val_rbf},
         "validation_surface": [[c, a, s] for (c, a), s in sorted(scores.items())],
-        "chosen": {"C": C, "alpha": alpha, "independent_C": ind_Cs},
+        "chosen": {"C": C, "alpha": alpha, "independent_C": ind_Cs[0], "independent_task_C": task_Cs},
         "switch_posterior": np.asarray(model.switch_posterior_).tolist(),
         "kernel_names": [k.name for k in bank],
+        "rbf_gammas": gammas,
         "max_iterations": max(iterations.values()),
         "class_swaps": swaps,
     }
@@ -208,12 +219,13 @@ def _landmine(poly, quick, n_jobs, backend, scheduler, client, cache_dir, use_ca
     folds = folds or (1 if quick else 5)
     grid = grid or (LANDMINE_QUICK_GRID if quick else LANDMINE_GRID)
     method = solver_method()
-    cells = [{"size": n, "fold": f, "seed": seed, "poly": poly, "method": method, "v": 2, **grid}
+    cells = [{"size": n, "fold": f, "seed": seed, "poly": poly, "method": method, "v": 3, **grid}
              for n in sizes for f in range(folds)]
     out = run_grid(_landmine_cell, cells, name=name, n_jobs=n_jobs, backend=backend,
                    scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
     methods = {"multitask": "Multi-task sparsity (MED)", "independent": "Independent SVMs",
-               "independent_rbf": "Independent RBF SVMs"}
+               "independent_task_C": "Independent SVMs, C per task",
+               "independent_rbf": "Independent RBF SVMs, (C, gamma) per task"}
     measured, std = {}, {}
     for key, label in methods.items():
         measured[label], std[label] = _mean_std(out, cells, key, sizes, "size")
@@ -223,26 +235,28 @@ def _landmine(poly, quick, n_jobs, backend, scheduler, client, cache_dir, use_ca
     D = 22 if poly else 18
     return ExperimentResult(
         name,
-        settings={"data": "Landmine (Xue et al. 2007), 29 tasks, 9 features scaled to [0, 1] on training inputs",
+        settings={"data": "Landmine (Xue et al. 2007), 29 tasks, 9 features standardised on training inputs",
                   "protocol": "n per task for training (stratified, >= 1 mine: a mine is swapped in from "
                               "validation/test when the stratified draw has none); rest split half "
                               "validation / half test; mean test AUC over the 29 tasks",
-                  "kernels": f"D = {D}: 9 per-feature linear kernels, 9 RBF kernels gamma = 2^-4..2^4"
+                  "kernels": f"D = {D}: 9 per-feature linear kernels, 9 RBF kernels gamma = 2^-4..2^4 "
+                             "over the median squared distance between training inputs"
                              + (", polynomial (<a,b>/9 + 1)^p, p = 1..4" if poly else "")
                              + "; every kernel scaled to mean diagonal 1 on the training inputs",
                   "multitask": f"MultiTaskMEDClassifier(selection='kernels', method={method!r}), one (C, alpha) "
                                "for all tasks chosen on validation MAUC, warm-started path over alpha per C",
                   "independent": "libsvm SVC per task on the unweighted sum of the same kernel bank "
-                                 "(MED at alpha = 0), C chosen per task on validation AUC",
-                  "independent_rbf": "libsvm RBF SVC per task, (C, gamma) chosen per task on validation AUC",
+                                 "(MED at alpha = 0), one C for all tasks chosen on validation MAUC",
+                  "independent_task_C": "the same SVMs, C chosen per task on validation AUC",
+                  "independent_rbf": "libsvm RBF SVC per task, (C, gamma) chosen per task on validation "
+                                     "AUC, gamma from the same 9 bandwidths",
                   "sizes": sizes, "folds": folds, "grid": grid, "seed": seed, "quick": quick,
                   "solver": method, "tol": TOL if method == "bound" else None},
         x=sizes, measured=measured, measured_std=std, paper=paper,
         xlabel="training examples per task", ylabel="mean test AUC over 29 tasks",
         title=f"Landmine: multi-task kernel selection, D = {D} (JMLR Fig. 2{'b' if poly else 'a'})",
         extra={"cells": [{k: v for k, v in c.items() if k not in ("Cs", "alphas")} | {
-            "multitask": o["multitask"], "independent": o["independent"],
-            "independent_rbf": o["independent_rbf"], "chosen": o["chosen"],
+            **{k: o[k] for k in methods}, "chosen": o["chosen"], "rbf_gammas": o["rbf_gammas"],
             "switch_posterior": o["switch_posterior"], "max_iterations": o["max_iterations"],
             "class_swaps": o["class_swaps"]} for c, o in zip(cells, out)],
             "kernel_names": out[0]["kernel_names"]})

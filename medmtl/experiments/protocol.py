@@ -20,9 +20,10 @@ from medmtl.evaluation import auc, mean_auc
 # validation AUCs move by ~1e-4, and a regularisation path runs 2-3 times faster.
 TOL = 1e-6
 
-__all__ = ["TOL", "solver_method", "fit_options", "in_med_context", "minmax_scale_tasks", "warm_path",
+__all__ = ["TOL", "solver_method", "fit_options", "in_med_context", "minmax_scale_tasks",
+           "standardize_tasks", "median_sq_distance", "warm_path",
            "select_on_validation", "independent_svm_scores", "independent_svm_select",
-           "pooled_svm_scores", "unit_diagonal_kernels", "landmine_kernel_bank", "SumKernel",
+           "pooled_svm_scores", "unit_diagonal_kernels", "landmine_rbf_gammas", "landmine_kernel_bank", "SumKernel",
            "quadratic_expansion", "alpha_from_rho", "split_with_both_classes"]
 
 
@@ -90,6 +91,42 @@ def minmax_scale_tasks(train_Xs, *other):
     return (scale(train_Xs), *(scale(Xs) for Xs in other))
 
 
+def standardize_tasks(train_Xs, *other):
+    """Centre every column and scale it to unit variance by the mean and standard deviation
+    over all tasks' *training* inputs.
+
+    Returns the scaled training list followed by each other list scaled the same way. A
+    constant training column is centred only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tr, te = standardize_tasks([np.array([[0.0], [2.0]])], [np.array([[1.0], [4.0]])])
+    >>> tr[0].ravel().tolist(), te[0].ravel().tolist()
+    ([-1.0, 1.0], [0.0, 3.0])
+    """
+    stacked = np.vstack(train_Xs)
+    mean, std = stacked.mean(axis=0), stacked.std(axis=0)
+    std = np.where(std > 0, std, 1.0)
+    scale = lambda Xs: [(X - mean) / std for X in Xs]  # noqa: E731
+    return (scale(train_Xs), *(scale(Xs) for Xs in other))
+
+
+def median_sq_distance(Xs):
+    """The median squared Euclidean distance between distinct rows of the stacked ``Xs``,
+    the usual reference scale for RBF bandwidths (the "median heuristic").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(median_sq_distance([np.array([[0.0], [1.0]]), np.array([[3.0]])]))
+    4.0
+    """
+    from scipy.spatial.distance import pdist
+
+    return float(np.median(pdist(np.vstack(Xs), "sqeuclidean")))
+
+
 def alpha_from_rho(rho):
     """The switch prior's ``alpha = (1 - rho) / rho`` (rho: prior probability a switch is on).
 
@@ -151,8 +188,8 @@ def _gram_tasks(kernel, train, *others):
     return "precomputed", tuple(out)
 
 
-def independent_svm_select(Cs, train, val, kernel="linear", grid=None, **svc_params):
-    """Choose, per task, the SVM hyper-parameters with the best validation AUC.
+def independent_svm_select(Cs, train, val, kernel="linear", grid=None, per_task=True, **svc_params):
+    """Choose the independent SVMs' hyper-parameters on validation AUC.
 
     Parameters
     ----------
@@ -163,6 +200,10 @@ def independent_svm_select(Cs, train, val, kernel="linear", grid=None, **svc_par
         once per task.
     grid : list of dict, optional
         Further SVC parameters to try with every C (e.g. ``[{"gamma": 0.5}, {"gamma": 2}]``).
+    per_task : bool, default=True
+        True: each task takes the point with its own best validation AUC. False: one point
+        for all tasks, the one with the best validation AUC averaged over tasks (as the
+        multi-task model chooses its one (C, alpha)).
 
     Returns
     -------
@@ -170,28 +211,40 @@ def independent_svm_select(Cs, train, val, kernel="linear", grid=None, **svc_par
         Per task, the chosen ``{"C": ..., **grid point}``.
     val_auc : list of float
         Per task, the validation AUC of the choice.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> def task(n):
+    ...     y = np.repeat([-1, 1], n // 2)
+    ...     return rng.normal(size=(n, 2)) + y[:, None], y
+    >>> tr, va = [task(20), task(20)], [task(20), task(20)]
+    >>> chosen, aucs = independent_svm_select([0.1, 1.0], tr, va, per_task=False)
+    >>> chosen[0] == chosen[1], len(aucs)
+    (True, 2)
     """
-    grid = grid or [{}]
+    points = [{"C": C, **point} for point in (grid or [{}]) for C in sorted(Cs)]
     kernel, (train, val) = _gram_tasks(kernel, train, val)
-    chosen, val_aucs = [], []
-    for (Xtr, ytr), (Xva, yva) in zip(train, val):
-        best = None
-        for point in grid:
-            for C in sorted(Cs):
-                clf = _svc(C, kernel, **svc_params, **point).fit(Xtr, ytr)
-                a = auc(yva, clf.decision_function(Xva))
-                if best is None or a > best[0]:
-                    best = (a, {"C": C, **point})
-        val_aucs.append(best[0])
-        chosen.append(best[1])
-    return chosen, val_aucs
+    aucs = np.empty((len(train), len(points)))  # validation AUC of each task at each point
+    for t, ((Xtr, ytr), (Xva, yva)) in enumerate(zip(train, val)):
+        for j, point in enumerate(points):
+            point = dict(point)
+            clf = _svc(point.pop("C"), kernel, **svc_params, **point).fit(Xtr, ytr)
+            aucs[t, j] = auc(yva, clf.decision_function(Xva))
+    if per_task:
+        best = np.argmax(aucs, axis=1)  # first best, in grid order
+    else:
+        best = np.full(len(train), np.argmax(aucs.mean(axis=0)))
+    return [dict(points[j]) for j in best], [float(aucs[t, j]) for t, j in enumerate(best)]
 
 
-def independent_svm_scores(Cs, train, val, test, kernel="linear", grid=None, **svc_params):
-    """Independent libsvm SVMs per task, hyper-parameters chosen per task on validation AUC.
+def independent_svm_scores(Cs, train, val, test, kernel="linear", grid=None, per_task=True, **svc_params):
+    """Independent libsvm SVMs per task, hyper-parameters chosen on validation AUC, per task
+    or (``per_task=False``) one choice for all tasks (:func:`independent_svm_select`).
 
-    Selection (:func:`independent_svm_select`) sees ``train`` and ``val`` only; each task's
-    chosen SVM is then refitted on its training data and scores ``test`` once.
+    Selection sees ``train`` and ``val`` only; each task's chosen SVM is then refitted on its
+    training data and scores ``test`` once.
 
     Returns
     -------
@@ -213,7 +266,8 @@ def independent_svm_scores(Cs, train, val, test, kernel="linear", grid=None, **s
     >>> t > 0.8, len(s[0])
     (True, 20)
     """
-    chosen, val_aucs = independent_svm_select(Cs, train, val, kernel=kernel, grid=grid, **svc_params)
+    chosen, val_aucs = independent_svm_select(Cs, train, val, kernel=kernel, grid=grid,
+                                              per_task=per_task, **svc_params)
     kernel, (train, test) = _gram_tasks(kernel, train, test)
     test_scores = []
     for (Xtr, ytr), (Xte, _), point in zip(train, test, chosen):
@@ -303,20 +357,39 @@ def unit_diagonal_kernels(kernels, train_Xs):
     return out
 
 
-LANDMINE_RBF_GAMMAS = [2.0 ** p for p in range(-4, 5)]  # 1/16 .. 16 on [0, 1]^9 inputs
+LANDMINE_RBF_SCALES = [2.0 ** p for p in range(-4, 5)]  # gamma x median squared distance
 LANDMINE_POLY_DEGREES = [1, 2, 3, 4]
 
 
-def landmine_kernel_bank(n_features, poly=False, gammas=LANDMINE_RBF_GAMMAS):
-    """The JMLR Fig. 2 bank: a linear kernel per feature and 9 RBF kernels (D = 18); with
-    ``poly`` also the linear, quadratic, cubic and quartic kernels (D = 22).
-
-    The RBF bandwidths spread over two decades around the typical squared distance of
-    inputs scaled into [0, 1]^9; polynomial kernels are ``(<a, b> / d + 1)^p``.
+def landmine_rbf_gammas(train_Xs, scales=LANDMINE_RBF_SCALES):
+    """RBF bandwidths for the Landmine bank: ``gamma = s / m`` for each scale ``s``, with
+    ``m`` the median squared distance between the training inputs (over all tasks).
 
     Examples
     --------
-    >>> len(landmine_kernel_bank(9)), len(landmine_kernel_bank(9, poly=True))
+    >>> import numpy as np
+    >>> landmine_rbf_gammas([np.array([[0.0], [2.0]])], scales=[0.5, 1.0])
+    [0.125, 0.25]
+    """
+    m = median_sq_distance(train_Xs)
+    if not m > 0:
+        raise ValueError("the training inputs are all identical: no RBF bandwidth can be set")
+    return [s / m for s in scales]
+
+
+def landmine_kernel_bank(n_features, gammas, poly=False):
+    """The JMLR Fig. 2 bank: a linear kernel per feature and an RBF kernel per ``gamma``
+    (9 of them: D = 18); with ``poly`` also the linear, quadratic, cubic and quartic kernels
+    (D = 22).
+
+    The paper says only that its 9 RBF kernels have "different settings of the bandwidth";
+    the experiments spread them over two decades around the median squared distance
+    (:func:`landmine_rbf_gammas`). Polynomial kernels are ``(<a, b> / d + 1)^p``.
+
+    Examples
+    --------
+    >>> g = [2.0 ** p for p in range(-4, 5)]
+    >>> len(landmine_kernel_bank(9, g)), len(landmine_kernel_bank(9, g, poly=True))
     (18, 22)
     """
     from medmtl.kernels import PolynomialKernel, per_feature_kernels, rbf_bank

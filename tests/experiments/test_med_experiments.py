@@ -135,6 +135,31 @@ def test_independent_svm_choice_is_the_validation_argmax():
     assert test_mauc == pytest.approx(auc(test[0][1], ref))
 
 
+def test_one_shared_svm_choice_maximises_the_mean_validation_auc():
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(5)
+
+    def task(n, shift):
+        y = np.repeat([-1, 1], n // 2)
+        return rng.normal(size=(n, 3)) + shift * y[:, None], y
+
+    train = [task(12, s) for s in (0.3, 0.8, 1.5)]
+    val = [task(40, s) for s in (0.3, 0.8, 1.5)]
+    test = [task(40, s) for s in (0.3, 0.8, 1.5)]
+    Cs = [0.001, 0.1, 10.0]
+    val_mauc, test_mauc, chosen, scores = protocol.independent_svm_scores(Cs, train, val, test,
+                                                                          per_task=False)
+    # naive reference: every task fitted at every C, the first C of the best mean AUC
+    table = [[auc(yv, SVC(C=C, kernel="linear").fit(*tr).decision_function(Xv)) for C in Cs]
+             for tr, (Xv, yv) in zip(train, val)]
+    best = Cs[int(np.argmax(np.mean(table, axis=0)))]
+    assert chosen == [best] * 3
+    assert val_mauc == pytest.approx(np.mean(table, axis=0).max())
+    for (Xtr, ytr), (Xte, yte), s in zip(train, test, scores):
+        np.testing.assert_allclose(s, SVC(C=best, kernel="linear").fit(Xtr, ytr).decision_function(Xte))
+
+
 def test_split_with_both_classes_repairs_rare_classes_and_keeps_sizes():
     rng = np.random.default_rng(0)
     tasks = [Task(rng.normal(size=(100, 2)), np.r_[np.ones(3, int), -np.ones(97, int)], f"t{m}")
@@ -165,13 +190,43 @@ def test_minmax_scaling_uses_training_inputs_only():
     np.testing.assert_allclose(te_b[0], (test_b[0] - lo) / (hi - lo))
 
 
+def test_standardisation_uses_training_inputs_only_and_copies():
+    rng = np.random.default_rng(0)
+    train = [rng.normal(size=(5, 3)), rng.normal(size=(4, 3))]
+    train[0][:, 2] = 7.0
+    train[1][:, 2] = 7.0  # a constant column is centred, not divided by zero
+    before = [X.copy() for X in train]
+    test = [100 * rng.normal(size=(6, 3))]
+    tr, te = protocol.standardize_tasks(train, test)
+    for X, X0 in zip(train, before):
+        np.testing.assert_array_equal(X, X0)
+    stacked = np.vstack(tr)
+    np.testing.assert_allclose(stacked.mean(0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(stacked.std(0), [1.0, 1.0, 0.0], atol=1e-12)
+    S = np.vstack(train)
+    np.testing.assert_allclose(te[0][:, :2], (test[0][:, :2] - S.mean(0)[:2]) / S.std(0)[:2])
+    np.testing.assert_allclose(te[0][:, 2], test[0][:, 2] - 7.0)
+
+
+def test_rbf_bandwidths_follow_the_median_squared_distance():
+    rng = np.random.default_rng(1)
+    Xs = [rng.normal(size=(6, 2)), rng.normal(size=(5, 2))]
+    X = np.vstack(Xs)
+    d = [np.sum((X[i] - X[j]) ** 2) for i in range(len(X)) for j in range(i + 1, len(X))]
+    assert protocol.median_sq_distance(Xs) == pytest.approx(np.median(d))
+    assert protocol.landmine_rbf_gammas(Xs, [0.5, 2.0]) == pytest.approx([0.5 / np.median(d), 2.0 / np.median(d)])
+    with pytest.raises(ValueError, match="identical"):
+        protocol.landmine_rbf_gammas([np.ones((4, 2))])
+
+
 # --------------------------------------------------------------------------------------------
 # Pieces of the pipelines, against independent references.
 
 def test_kernel_bank_is_scaled_to_unit_training_diagonal():
     rng = np.random.default_rng(0)
     Xs = [rng.random((7, 9)), rng.random((5, 9))]
-    bank = protocol.unit_diagonal_kernels(protocol.landmine_kernel_bank(9, poly=True), Xs)
+    bank = protocol.unit_diagonal_kernels(protocol.landmine_kernel_bank(9, protocol.landmine_rbf_gammas(Xs),
+                                                                         poly=True), Xs)
     assert len(bank) == 22
     X = np.vstack(Xs)
     for k in bank:
@@ -230,7 +285,7 @@ def test_warm_path_factorises_once_and_matches_fresh_fits(monkeypatch):
     rng = np.random.default_rng(0)
     Xs = [rng.random((12, 3)) for _ in range(3)]
     ys = [np.where(X[:, 0] + 0.2 * rng.normal(size=12) > 0.5, 1, -1) for X in Xs]
-    bank = [RBFKernel(0.5), RBFKernel(4.0)] + protocol.landmine_kernel_bank(3)[:3]
+    bank = [RBFKernel(0.5), RBFKernel(4.0)] + protocol.landmine_kernel_bank(3, [])[:3]
 
     def make(C, alpha):
         return MultiTaskMEDClassifier(selection="kernels", kernels=bank, C=C, alpha=alpha,
