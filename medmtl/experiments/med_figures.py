@@ -104,7 +104,7 @@ def dermatology(quick=False, n_jobs=1, backend="loky", scheduler=None, client=No
     folds = 1 if quick else 5
     grid = DERMATOLOGY_QUICK_GRID if quick else DERMATOLOGY_GRID
     method = solver_method()
-    cells = [{"size": n, "fold": f, "seed": seed, "method": method, "v": 2, **grid}
+    cells = [{"size": n, "fold": f, "seed": seed, "method": method, "v": 3, **grid}
              for n in sizes for f in range(folds)]
     out = run_grid(_dermatology_cell, cells, name="dermatology", n_jobs=n_jobs, backend=backend,
                    scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
@@ -220,7 +220,7 @@ def _landmine(poly, quick, n_jobs, backend, scheduler, client, cache_dir, use_ca
     folds = folds or (1 if quick else 5)
     grid = grid or (LANDMINE_QUICK_GRID if quick else LANDMINE_GRID)
     method = solver_method()
-    cells = [{"size": n, "fold": f, "seed": seed, "poly": poly, "method": method, "v": 3, **grid}
+    cells = [{"size": n, "fold": f, "seed": seed, "poly": poly, "method": method, "v": 4, **grid}
              for n in sizes for f in range(folds)]
     out = run_grid(_landmine_cell, cells, name=name, n_jobs=n_jobs, backend=backend,
                    scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
@@ -358,7 +358,7 @@ def heart_pooling(quick=False, n_jobs=1, backend="loky", scheduler=None, client=
     log_alphas = HEART_QUICK_LOG_ALPHAS if quick else HEART_LOG_ALPHAS
     Cs = HEART_QUICK_CS if quick else HEART_CS
     method = solver_method()
-    cells = [{"rep": r, "seed": seed, "Cs": Cs, "log_alphas": log_alphas, "method": method, "v": 1}
+    cells = [{"rep": r, "seed": seed, "Cs": Cs, "log_alphas": log_alphas, "method": method, "v": 2}
              for r in range(reps)]
     out = run_grid(_heart_cell, cells, name="heart-pooling", n_jobs=n_jobs, backend=backend,
                    scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)

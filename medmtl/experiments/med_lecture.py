@@ -12,7 +12,7 @@ import numpy as np
 
 from medmtl.datasets import load_housing, load_nci60, load_splice
 from medmtl.evaluation import auc, epsilon_insensitive_loss, mean_auc, roc_curve
-from medmtl.experiments.protocol import (TOL, alpha_from_rho, fit_options, in_med_context,
+from medmtl.experiments.protocol import (SVC_TOL, TOL, alpha_from_rho, fit_options, in_med_context,
                                          minmax_scale_tasks, select_on_validation, solver_method,
                                          warm_path)
 from medmtl.experiments.registry import register
@@ -135,7 +135,7 @@ def splice_split(setting, rep, seed=0, n_train=200, n_val=500, Cs=SPLICE_CS, rho
             out["coef"].append(linear_coefficients(model, Xtr.shape[1]).tolist())
     best = None
     for C in sorted(Cs):
-        clf = SVC(C=C, kernel="linear").fit(Xtr, ytr)
+        clf = SVC(C=C, kernel="linear", tol=SVC_TOL).fit(Xtr, ytr)
         a = auc(yva, clf.decision_function(Xva))
         if best is None or a > best[0]:
             best = (a, C, clf)
@@ -200,7 +200,7 @@ def splice_roc(quick=False, n_jobs=1, backend="loky", scheduler=None, client=Non
     n_val = 300 if quick else 500
     method = solver_method()
     cells = [{"setting": s, "rep": r, "seed": seed, "n_train": 200, "n_val": n_val, "Cs": Cs,
-              "rhos": RHOS, "method": method, "v": 1} for s in settings for r in range(reps)]
+              "rhos": RHOS, "method": method, "v": 2} for s in settings for r in range(reps)]
     out = run_grid(_splice_cell, cells, name="splice-roc", n_jobs=n_jobs, backend=backend,
                    scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
     measured, std, paper = {}, {}, {}
