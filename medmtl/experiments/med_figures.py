@@ -9,8 +9,9 @@ from medmtl.evaluation import mean_auc
 from medmtl.experiments.protocol import (LANDMINE_RBF_SCALES, TOL, SumKernel, fit_options, in_med_context,
                                          independent_svm_scores, landmine_kernel_bank,
                                          landmine_rbf_gammas, minmax_scale_tasks, pooled_svm_scores,
-                                         select_on_validation, solver_method, split_with_both_classes,
-                                         standardize_tasks, unit_diagonal_kernels, warm_path)
+                                         select_on_validation, solver_method, split_uniform_draw,
+                                         split_with_both_classes, standardize_tasks,
+                                         unit_diagonal_kernels, warm_path, with_unfitted_tasks)
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import run_grid
@@ -148,7 +149,7 @@ LANDMINE_QUICK_GRID = {"Cs": [0.1, 1.0], "alphas": [0.0, 10.0]}
 
 @in_med_context
 def landmine_fold(size, fold, seed=0, Cs=LANDMINE_GRID["Cs"], alphas=LANDMINE_GRID["alphas"],
-                  poly=False, method=None, rbf_scales=LANDMINE_RBF_SCALES):
+                  poly=False, method=None, rbf_scales=LANDMINE_RBF_SCALES, draw="stratified"):
     """One fold of JMLR Fig. 2 at ``size`` training examples per task (29 tasks).
 
     Each minefield draws ``size`` training examples (stratified, at least one mine); the
@@ -160,13 +161,29 @@ def landmine_fold(size, fold, seed=0, Cs=LANDMINE_GRID["Cs"], alphas=LANDMINE_GR
     all tasks the same way, as the paper describes; two stronger baselines are reported
     beside them: the same SVMs with C chosen per task, and RBF SVMs with (C, gamma) chosen
     per task. ``rbf_scales`` are the RBF bandwidths in units of the median squared distance.
+
+    ``draw="uniform"`` follows the paper's words literally instead: the training examples
+    are drawn uniformly (:func:`~medmtl.experiments.protocol.split_uniform_draw`), tasks
+    left without a mine are not fitted and score AUC 1/2 on validation and test, and every
+    mean AUC is over all 29 tasks.
     """
     from medmtl.med import MultiTaskMEDClassifier
 
     method = method or solver_method()
 
     ds = load_landmine()
-    train, val, test, swaps = split_with_both_classes(ds, size, 0.5, random_state=[seed, size, fold])
+    if draw == "stratified":
+        train, val, test, swaps = split_with_both_classes(ds, size, 0.5, random_state=[seed, size, fold])
+        fitted = list(range(len(ds)))
+    elif draw == "uniform":
+        train, val, test, fitted = split_uniform_draw(ds, size, random_state=[seed, size, fold, 1])
+        train, val, test, swaps = train[fitted], val[fitted], test[fitted], 0
+    else:
+        raise ValueError(f"draw must be 'stratified' or 'uniform', got {draw!r}")
+
+    def over_all_tasks(mauc):
+        return with_unfitted_tasks(mauc, len(fitted), len(ds))
+
     Xtr, Xva, Xte = standardize_tasks(train.Xs, val.Xs, test.Xs)
     gammas = landmine_rbf_gammas(Xtr, rbf_scales)
     bank = unit_diagonal_kernels(landmine_kernel_bank(Xtr[0].shape[1], gammas, poly=poly), Xtr)
@@ -188,11 +205,13 @@ def landmine_fold(size, fold, seed=0, Cs=LANDMINE_GRID["Cs"], alphas=LANDMINE_GR
     val_rbf, test_rbf, _, _ = independent_svm_scores(Cs, *parts, kernel="rbf",
                                                      grid=[{"gamma": g} for g in gammas])
     return {
-        "multitask": mt_test, "independent": test_ind, "independent_task_C": test_task,
-        "independent_rbf": test_rbf,
-        "validation": {"multitask": val_mt, "independent": val_ind, "independent_task_C": val_task,
-                       "independent_rbf": val_rbf},
-        "validation_surface": [[c, a, s] for (c, a), s in sorted(scores.items())],
+        "multitask": over_all_tasks(mt_test), "independent": over_all_tasks(test_ind),
+        "independent_task_C": over_all_tasks(test_task), "independent_rbf": over_all_tasks(test_rbf),
+        "validation": {k: over_all_tasks(v) for k, v in (("multitask", val_mt), ("independent", val_ind),
+                                                         ("independent_task_C", val_task),
+                                                         ("independent_rbf", val_rbf))},
+        "fitted_tasks": len(fitted),
+        "validation_surface": [[c, a, over_all_tasks(s)] for (c, a), s in sorted(scores.items())],
         "chosen": {"C": C, "alpha": alpha, "independent_C": ind_Cs[0], "independent_task_C": task_Cs},
         "switch_posterior": np.asarray(model.switch_posterior_).tolist(),
         "kernel_names": [k.name for k in bank],
@@ -205,7 +224,7 @@ def landmine_fold(size, fold, seed=0, Cs=LANDMINE_GRID["Cs"], alphas=LANDMINE_GR
 @in_med_context
 def _landmine_cell(cell):
     return landmine_fold(cell["size"], cell["fold"], cell["seed"], cell["Cs"], cell["alphas"],
-                         poly=cell["poly"], method=cell["method"])
+                         poly=cell["poly"], method=cell["method"], draw=cell["draw"])
 
 
 def _mean_std(out, cells, key, xs, xkey):
@@ -214,13 +233,14 @@ def _mean_std(out, cells, key, xs, xkey):
 
 
 def _landmine(poly, quick, n_jobs, backend, scheduler, client, cache_dir, use_cache, seed,
-              sizes=None, folds=None, grid=None):
+              sizes=None, folds=None, grid=None, draw="stratified"):
     name = "landmine-kernels-poly" if poly else "landmine-kernels"
     sizes = sizes or ([40] if quick else LANDMINE_SIZES)
     folds = folds or (1 if quick else 5)
     grid = grid or (LANDMINE_QUICK_GRID if quick else LANDMINE_GRID)
     method = solver_method()
-    cells = [{"size": n, "fold": f, "seed": seed, "poly": poly, "method": method, "v": 4, **grid}
+    cells = [{"size": n, "fold": f, "seed": seed, "poly": poly, "method": method, "draw": draw, "v": 4,
+              **grid}
              for n in sizes for f in range(folds)]
     out = run_grid(_landmine_cell, cells, name=name, n_jobs=n_jobs, backend=backend,
                    scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
@@ -237,9 +257,12 @@ def _landmine(poly, quick, n_jobs, backend, scheduler, client, cache_dir, use_ca
     return ExperimentResult(
         name,
         settings={"data": "Landmine (Xue et al. 2007), 29 tasks, 9 features standardised on training inputs",
-                  "protocol": "n per task for training (stratified, >= 1 mine: a mine is swapped in from "
-                              "validation/test when the stratified draw has none); rest split half "
-                              "validation / half test; mean test AUC over the 29 tasks",
+                  "protocol": ("n per task for training (stratified, >= 1 mine: a mine is swapped in from "
+                               "validation/test when the stratified draw has none)" if draw == "stratified" else
+                               "n per task for training drawn uniformly; tasks without a mine are not fitted "
+                               "and score AUC 1/2")
+                              + "; rest split half validation / half test; mean test AUC over the 29 tasks",
+                  "draw": draw,
                   "kernels": f"D = {D}: 9 per-feature linear kernels, 9 RBF kernels gamma = 2^-4..2^4 "
                              "over the median squared distance between training inputs"
                              + (", polynomial (<a,b>/9 + 1)^p, p = 1..4" if poly else "")
@@ -259,24 +282,27 @@ def _landmine(poly, quick, n_jobs, backend, scheduler, client, cache_dir, use_ca
         extra={"cells": [{k: v for k, v in c.items() if k not in ("Cs", "alphas")} | {
             **{k: o[k] for k in methods}, "chosen": o["chosen"], "rbf_gammas": o["rbf_gammas"],
             "switch_posterior": o["switch_posterior"], "max_iterations": o["max_iterations"],
-            "class_swaps": o["class_swaps"]} for c, o in zip(cells, out)],
+            "class_swaps": o["class_swaps"], "fitted_tasks": o["fitted_tasks"]} for c, o in zip(cells, out)],
             "kernel_names": out[0]["kernel_names"]})
 
 
 @register("landmine-kernels", "JMLR Fig. 2a: multi-task MED kernel selection (9 per-feature + 9 RBF) vs SVMs, Landmine")
 def landmine_kernels(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
-                     use_cache=True, seed=0, sizes=None, folds=None, grid=None):
-    """JMLR Fig. 2a; ``sizes``, ``folds`` and ``grid`` override the full run's (from Python)."""
+                     use_cache=True, seed=0, sizes=None, folds=None, grid=None, draw="stratified"):
+    """JMLR Fig. 2a; ``sizes``, ``folds``, ``grid`` and ``draw`` (see :func:`landmine_fold`)
+    override the full run's (from Python)."""
     return _landmine(False, quick, n_jobs, backend, scheduler, client, cache_dir, use_cache, seed,
-                     sizes, folds, grid)
+                     sizes, folds, grid, draw)
 
 
 @register("landmine-kernels-poly", "JMLR Fig. 2b: as Fig. 2a plus linear..quartic kernels (D = 22), Landmine")
 def landmine_kernels_poly(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None,
-                          cache_dir=None, use_cache=True, seed=0, sizes=None, folds=None, grid=None):
-    """JMLR Fig. 2b; ``sizes``, ``folds`` and ``grid`` override the full run's (from Python)."""
+                          cache_dir=None, use_cache=True, seed=0, sizes=None, folds=None, grid=None,
+                          draw="stratified"):
+    """JMLR Fig. 2b; ``sizes``, ``folds``, ``grid`` and ``draw`` (see :func:`landmine_fold`)
+    override the full run's (from Python)."""
     return _landmine(True, quick, n_jobs, backend, scheduler, client, cache_dir, use_cache, seed,
-                     sizes, folds, grid)
+                     sizes, folds, grid, draw)
 
 
 # ---------------------------------------------------------------------------------------------

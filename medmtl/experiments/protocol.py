@@ -24,7 +24,8 @@ __all__ = ["TOL", "SVC_TOL", "solver_method", "fit_options", "in_med_context", "
            "standardize_tasks", "median_sq_distance", "warm_path",
            "select_on_validation", "independent_svm_scores", "independent_svm_select",
            "pooled_svm_scores", "unit_diagonal_kernels", "landmine_rbf_gammas", "landmine_kernel_bank", "SumKernel",
-           "quadratic_expansion", "alpha_from_rho", "split_with_both_classes"]
+           "quadratic_expansion", "alpha_from_rho", "split_with_both_classes", "split_uniform_draw",
+           "with_unfitted_tasks"]
 
 
 def solver_method():
@@ -466,3 +467,51 @@ def split_with_both_classes(ds, train, validation=None, test=None, random_state=
         fixed.append((np.sort(tr), np.sort(va), np.sort(te)))
     parts = tuple(ds.subset([f[k] for f in fixed]) for k in range(3))
     return (*parts, swaps)
+
+
+def split_uniform_draw(ds, train, random_state=None):
+    """The paper's split as written: ``train`` examples per task drawn uniformly at random,
+    the rest split in half (stratified) for validation and test.
+
+    Unlike :func:`split_with_both_classes`, nothing is repaired: a uniform draw of 20 from a
+    Landmine field (3-9 % mines) holds no mine for 29 % of the tasks on average. Returns the
+    (train, validation, test) datasets and the indices of the tasks whose training set holds
+    both classes (the others cannot be fitted; see :func:`with_unfitted_tasks`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from medmtl.datasets import MultiTaskDataset, Task
+    >>> y = np.r_[np.ones(2, int), -np.ones(38, int)]
+    >>> ds = MultiTaskDataset([Task(np.arange(40.0)[:, None], y, f"t{m}") for m in range(6)])
+    >>> tr, va, te, fitted = split_uniform_draw(ds, 4, random_state=0)
+    >>> [len(t.y) for t in (tr[0], va[0], te[0])], len(fitted) < 6
+    ([4, 18, 18], True)
+    """
+    rng = np.random.default_rng(random_state)
+    parts, fitted = [], []
+    for m, t in enumerate(ds.tasks):
+        if train >= t.n_samples:
+            raise ValueError(f"task {t.name!r} has {t.n_samples} examples; cannot train on {train}")
+        order = rng.permutation(t.n_samples)
+        tr, rest = np.sort(order[:train]), order[train:]
+        half = ds[[m]].subset([rest]).split_indices(0.5, random_state=rng)[0][0]
+        va = np.sort(rest[half])
+        te = np.sort(np.setdiff1d(rest, va))
+        parts.append((tr, va, te))
+        if np.unique(t.y[tr]).size == 2:
+            fitted.append(m)
+    return (*(ds.subset([p[k] for p in parts]) for k in range(3)), fitted)
+
+
+def with_unfitted_tasks(mauc_fitted, n_fitted, n_tasks):
+    """The mean AUC over all ``n_tasks`` when only ``n_fitted`` could be fitted.
+
+    A task whose training set holds one class gets a constant score, AUC 1/2: the MED dual's
+    constraint sum_t lambda_t y_t = 0 forces its multipliers to zero, and libsvm trained on
+    one class predicts that class everywhere.
+
+    >>> with_unfitted_tasks(0.7, 3, 4)
+    0.65
+    """
+    return float((n_fitted * mauc_fitted + 0.5 * (n_tasks - n_fitted)) / n_tasks)

@@ -196,6 +196,37 @@ def test_split_with_both_classes_repairs_rare_classes_and_keeps_sizes():
     assert swaps == again[3]
 
 
+def test_uniform_draw_leaves_tasks_without_a_mine_at_the_hypergeometric_rate():
+    from scipy.stats import hypergeom
+
+    from medmtl.datasets import load_landmine
+
+    ds = load_landmine()
+    expected = np.mean([hypergeom(len(t.y), int((t.y == 1).sum()), 20).pmf(0) for t in ds])  # 0.289
+    unfitted = []
+    for seed in range(20):
+        tr, va, te, fitted = protocol.split_uniform_draw(ds, 20, random_state=seed)
+        unfitted.append(1 - len(fitted) / len(ds))
+        for m in (0, 28):
+            assert (len(tr[m].y), abs(len(va[m].y) - len(te[m].y))) == (20, len(ds[m].y) % 2)
+            rows = np.vstack([tr[m].X, va[m].X, te[m].X])
+            assert np.unique(rows, axis=0).shape[0] == np.unique(ds[m].X, axis=0).shape[0]
+        assert all(set(va[m].y.tolist()) == {-1, 1} == set(te[m].y.tolist()) for m in range(len(ds)))
+        assert fitted == [m for m in range(len(ds)) if set(tr[m].y.tolist()) == {-1, 1}]
+    # 580 task draws: standard error ~0.019
+    assert abs(np.mean(unfitted) - expected) < 0.06
+
+
+def test_landmine_fold_uniform_draw_scores_unfitted_tasks_at_one_half():
+    out = med_figures.landmine_fold(20, 0, seed=3, Cs=[1.0], alphas=[10.0], draw="uniform")
+    k = out["fitted_tasks"]
+    assert 10 < k < 29
+    lo = 0.5 * (29 - k) / 29  # the unfitted tasks' share of the mean
+    for key in ("multitask", "independent"):
+        assert lo < out[key] <= lo + k / 29
+    with pytest.raises(ValueError, match="draw"):
+        med_figures.landmine_fold(20, 0, draw="random")
+
 def test_minmax_scaling_uses_training_inputs_only():
     rng = np.random.default_rng(0)
     train = [rng.normal(size=(5, 3)), rng.normal(size=(4, 3))]
