@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from medmtl.datasets import load_dermatology, load_heart, load_landmine
-from medmtl.evaluation import mean_auc
+from medmtl.evaluation import mean_auc, paired_t_test
 from medmtl.experiments.protocol import (LANDMINE_RBF_SCALES, TOL, SumKernel, fit_options, in_med_context,
                                          independent_svm_scores, landmine_kernel_bank,
                                          landmine_rbf_gammas, minmax_scale_tasks, pooled_svm_scores,
@@ -129,7 +129,8 @@ def dermatology(quick=False, n_jobs=1, backend="loky", scheduler=None, client=No
         xlabel="training examples per task", ylabel="mean test AUC over 6 tasks",
         title="Dermatology: multi-task feature selection (JMLR Fig. 1)",
         extra={"cells": [{k: v for k, v in c.items() if k not in ("Cs", "alphas")} | {
-            **{k: o[k] for k in methods}, "chosen": o["chosen"]} for c, o in zip(cells, out)]})
+            **{k: o[k] for k in methods}, "chosen": o["chosen"]} for c, o in zip(cells, out)],
+            "multitask_vs_independent": _paired_tests(out, cells, sizes, "size")})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,6 +233,16 @@ def _mean_std(out, cells, key, xs, xkey):
     return [float(np.mean(v)) for v in per_x], [float(np.std(v)) for v in per_x]
 
 
+def _paired_tests(out, cells, xs, xkey, a="multitask", b="independent"):
+    """Per x, the paired t-test of ``a`` against ``b`` over the folds (the paper's test)."""
+    rows = []
+    for x in xs:
+        pairs = [(o[a], o[b]) for o, c in zip(out, cells) if c[xkey] == x]
+        d, se, p = paired_t_test(*zip(*pairs))
+        rows.append({xkey: x, "mean_difference": d, "standard_error": se, "p_value": p})
+    return rows
+
+
 def _landmine(poly, quick, n_jobs, backend, scheduler, client, cache_dir, use_cache, seed,
               sizes=None, folds=None, grid=None, draw="stratified"):
     name = "landmine-kernels-poly" if poly else "landmine-kernels"
@@ -283,7 +294,8 @@ def _landmine(poly, quick, n_jobs, backend, scheduler, client, cache_dir, use_ca
             **{k: o[k] for k in methods}, "chosen": o["chosen"], "rbf_gammas": o["rbf_gammas"],
             "switch_posterior": o["switch_posterior"], "max_iterations": o["max_iterations"],
             "class_swaps": o["class_swaps"], "fitted_tasks": o["fitted_tasks"]} for c, o in zip(cells, out)],
-            "kernel_names": out[0]["kernel_names"]})
+            "kernel_names": out[0]["kernel_names"],
+            "multitask_vs_independent": _paired_tests(out, cells, sizes, "size")})
 
 
 @register("landmine-kernels", "JMLR Fig. 2a: multi-task MED kernel selection (9 per-feature + 9 RBF) vs SVMs, Landmine")

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score, roc_curve as sk_roc_curve
 
-from medmtl.evaluation import auc, epsilon_insensitive_loss, mean_auc, roc_curve
+from medmtl.evaluation import auc, epsilon_insensitive_loss, mean_auc, paired_t_test, roc_curve
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -30,3 +30,25 @@ def test_mean_auc_and_errors():
         auc([0, 1], [np.nan, 1])
     with pytest.raises(ValueError, match="entries"):
         epsilon_insensitive_loss([1, 2], [1], 0.1)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_paired_t_test_matches_scipy(seed):
+    from scipy.stats import ttest_rel
+
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=7)
+    b = a + rng.normal(0.3, 1.0, size=7)
+    d, se, p = paired_t_test(a, b)
+    ref = ttest_rel(a, b)
+    assert d == pytest.approx(np.mean(a - b))
+    assert d / se == pytest.approx(ref.statistic)
+    assert p == pytest.approx(ref.pvalue)
+
+
+def test_paired_t_test_degenerate_cases():
+    assert paired_t_test([0.9, 0.8], [0.9, 0.8]) == (0.0, 0.0, 1.0)
+    assert paired_t_test([1.0, 0.75], [0.5, 0.25])[2] == 0.0  # constant difference: certain
+    assert np.isnan(paired_t_test([0.9], [0.8])[2])
+    with pytest.raises(ValueError, match="scores"):
+        paired_t_test([0.9, 0.8], [0.8])

@@ -355,3 +355,18 @@ def test_warm_path_factorises_once_and_matches_fresh_fits(monkeypatch):
     assert n_factorised <= len(calls) / 4  # the path built its factors once, not per C
     for key, value in fresh.items():
         assert path[key] == pytest.approx(value, rel=1e-6)
+
+
+def test_paired_tests_per_size_match_scipy():
+    from scipy.stats import ttest_rel
+
+    rng = np.random.default_rng(0)
+    cells = [{"size": n, "fold": f} for n in (20, 40) for f in range(5)]
+    out = [{"multitask": rng.random(), "independent": rng.random()} for _ in cells]
+    rows = med_figures._paired_tests(out, cells, [20, 40], "size")
+    for row, n in zip(rows, (20, 40)):
+        a = [o["multitask"] for o, c in zip(out, cells) if c["size"] == n]
+        b = [o["independent"] for o, c in zip(out, cells) if c["size"] == n]
+        assert row["size"] == n
+        assert row["mean_difference"] == pytest.approx(np.mean(a) - np.mean(b))
+        assert row["p_value"] == pytest.approx(ttest_rel(a, b).pvalue)
