@@ -12,9 +12,9 @@ import numpy as np
 
 from medmtl.datasets import load_housing, load_nci60, load_splice
 from medmtl.evaluation import auc, epsilon_insensitive_loss, mean_auc, roc_curve
-from medmtl.experiments.protocol import (SVC_TOL, TOL, alpha_from_rho, fit_options, in_med_context,
-                                         minmax_scale_tasks, select_on_validation, solver_method,
-                                         warm_path)
+from medmtl.experiments.protocol import (TOL, alpha_from_rho, fit_options, in_med_context,
+                                         independent_svm_scores, minmax_scale_tasks,
+                                         select_on_validation, solver_method, warm_path)
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import run_grid
@@ -104,8 +104,6 @@ def splice_split(setting, rep, seed=0, n_train=200, n_val=500, Cs=SPLICE_CS, rho
     test AUC per rho, the libsvm linear SVM's test AUC (C chosen the same way), ROC points
     and the linear coefficients per rho.
     """
-    from sklearn.svm import SVC
-
     from medmtl.med import MEDClassifier
 
     method = method or solver_method()
@@ -133,15 +131,8 @@ def splice_split(setting, rep, seed=0, n_train=200, n_val=500, Cs=SPLICE_CS, rho
             fpr, tpr = roc_curve(yte, s)
             out["roc"].append([fpr.tolist(), tpr.tolist()])
             out["coef"].append(linear_coefficients(model, Xtr.shape[1]).tolist())
-    best = None
-    for C in sorted(Cs):
-        clf = SVC(C=C, kernel="linear", tol=SVC_TOL).fit(Xtr, ytr)
-        a = auc(yva, clf.decision_function(Xva))
-        if best is None or a > best[0]:
-            best = (a, C, clf)
-    s = best[2].decision_function(Xte)
-    out["svm_auc"] = auc(yte, s)
-    out["svm_C"] = best[1]
+    _, out["svm_auc"], (out["svm_C"],), (s,) = independent_svm_scores(Cs, [(Xtr, ytr)], [(Xva, yva)],
+                                                                     [(Xte, yte)])
     if keep_curves:
         fpr, tpr = roc_curve(yte, s)
         out["svm_roc"] = [fpr.tolist(), tpr.tolist()]
