@@ -495,10 +495,8 @@ def split_uniform_draw(ds, train, random_state=None):
             raise ValueError(f"task {t.name!r} has {t.n_samples} examples; cannot train on {train}")
         order = rng.permutation(t.n_samples)
         tr, rest = np.sort(order[:train]), order[train:]
-        half = ds[[m]].subset([rest]).split_indices(0.5, random_state=rng)[0][0]
-        va = np.sort(rest[half])
-        te = np.sort(np.setdiff1d(rest, va))
-        parts.append((tr, va, te))
+        va, _, te = ds[[m]].subset([rest]).split_indices(0.5, random_state=rng)[0]  # stratified halves
+        parts.append((tr, np.sort(rest[va]), np.sort(rest[te])))
         if np.unique(t.y[tr]).size == 2:
             fitted.append(m)
     return (*(ds.subset([p[k] for p in parts]) for k in range(3)), fitted)
