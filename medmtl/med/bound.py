@@ -15,10 +15,13 @@ form ``g`` itself, which under- or overflows for large ``q`` or ``alpha``.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from scipy.special import expit
 
 __all__ = [
+    "alpha_from_rho",
     "log_g",
     "switch_posterior",
     "bound_curvature",
@@ -35,6 +38,34 @@ def _check_alpha(alpha):
     if not np.isfinite(alpha) or alpha < 0:
         raise ValueError(f"alpha must be finite and >= 0, got {alpha}")
     return alpha
+
+
+def alpha_from_rho(rho):
+    """The prior odds ``alpha = (1 - rho) / rho`` of a switch being off.
+
+    ``rho`` is the prior probability that a switch is on (the papers' ``p0`` / ``rho``);
+    this is the one place where ``rho`` becomes ``alpha``.
+
+    Parameters
+    ----------
+    rho : float in (0, 1]
+
+    Returns
+    -------
+    float
+        ``alpha >= 0``; ``rho = 1`` gives ``alpha = 0`` (every switch on).
+
+    Examples
+    --------
+    >>> alpha_from_rho(0.1)
+    9.0
+    >>> alpha_from_rho(1.0)
+    0.0
+    """
+    if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not 0 < rho <= 1:
+        raise ValueError(f"rho must be a number in (0, 1]; got {rho!r}")
+    rho = float(rho)
+    return (1.0 - rho) / rho
 
 
 def log_g(q, alpha):
