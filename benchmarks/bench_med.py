@@ -1,4 +1,4 @@
-"""Speed of the MED solvers against their peers, in one run (issue 7; ratios printed).
+"""Speed of the MED solvers against their peers, in one run (ratios printed).
 
     python benchmarks/bench_med.py [--quick] [--budget SECONDS] [--threads N]
 
@@ -24,7 +24,6 @@ machine disturbs less.
 from __future__ import annotations
 
 import argparse
-import copy
 import multiprocessing as mp
 import os
 import subprocess
@@ -130,10 +129,10 @@ def landmine_tasks(T, seed=0):
 # ---------------------------------------------------------------------------------------
 # Solvers
 # ---------------------------------------------------------------------------------------
-def newton(dual, **kw):
-    from medmtl.med.solvers.newton import solve_newton
+def newton(dual, init=None):
+    from medmtl.med.solvers import solve
 
-    sol = solve_newton(dual, **kw)
+    sol = solve(dual, "newton", init=init)
     return {"J": sol.objective, "iters": sol.n_iter, "status": sol.status,
             "steps": int(sum(sol.info["smo_steps"])), "lam": sol.lam}
 
@@ -145,18 +144,19 @@ CLARABEL_DEFAULTS = dict(tol_gap_abs=1e-8, tol_gap_rel=1e-8, tol_feas=1e-8, tol_
 
 # The slow reference methods each case prints: the direct solve, Algorithm 1 as the seeds
 # state it (every inner QP exact, stopped when J gains less than 1e-12 |J|), and Algorithm 1
-# with issue 7's speed-ups (loose early inner QPs, stopped at an estimated gap of 1e-9 |J|).
+# with its speed-ups (loose early inner QPs, stopped at an estimated gap of 1e-9 |J|).
 SLOW_METHODS = (("direct", "direct", {}),
                 ("bound plain", "bound", {"inexact": False}),
                 ("bound fast", "bound", {"gap_tol": 1e-9}))
 
 
-def med(dual, method, **kw):
+def med(dual, method, **options):
     from medmtl.med.solvers import solve
 
-    opts = CLARABEL_DEFAULTS if method == "direct" else None
+    if method == "direct":
+        options = dict(options, solver_settings=CLARABEL_DEFAULTS)
     try:
-        sol = solve(dual, method=method, solver_options=opts, **kw)
+        sol = solve(dual, method, options=options)
     except RuntimeError as exc:  # e.g. Clarabel's "optimal_inaccurate": report, keep the time
         return {"J": float("nan"), "iters": "-", "status": str(exc)[:60]}
     inner = sol.info.get("inner_iterations")
@@ -303,9 +303,7 @@ def case_landmine(T, n_alpha, budget, run_slow):
     def path(warm):
         lam, out = None, []
         for a in alphas:
-            d = copy.copy(base)
-            d.alpha = float(a)
-            r = newton(d, warm_start=lam if warm else None)
+            r = newton(base.replace(alpha=a), init=lam if warm else None)
             lam = r["lam"]
             out.append((r["J"], r["iters"], r["steps"]))
         return out
@@ -324,8 +322,7 @@ def case_landmine(T, n_alpha, budget, run_slow):
             speed_ratio(t_cold, t_svc, "SVC") if t_svc else "")
     # one alpha in the middle of the path, times the number of alphas
     mid = len(alphas) // 2
-    d = copy.copy(base)
-    d.alpha = float(alphas[mid])
+    d = base.replace(alpha=alphas[mid])
     for label, t, r in slow_solves(name, d, 29 * T, budget, run_slow, " (1 alpha)"):
         row(name, label, t, f"relJ newton-vs-it {rel(warm[mid][0], r['J']):+.1e} "
             f"{r['status'] if r['status'] != 'converged' else ''}",

@@ -3,6 +3,13 @@
 Each check raises a ``ValueError`` (or ``TypeError``) whose message names the argument and
 what is wrong with it, and none of them modifies its input: arrays are converted with
 copies where a conversion is needed.
+
+Hyper-parameters are checked declaratively, in the manner of scikit-learn's
+``_parameter_constraints``: an estimator declares, once, a list of allowed forms per
+parameter (:class:`Interval`, :class:`Options`, :class:`Checked`, a type, ``None``) and
+calls :func:`validate_params` at the start of ``fit``. scikit-learn's own machinery is
+private API; this small checker is ours, rejects infinite numbers, and lets a constraint
+delegate to the function that owns a name (a kernel, a solver method) for its message.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
 
 
 def check_scalar_positive(value, name):
@@ -42,10 +50,11 @@ def check_scalar_nonnegative(value, name, allow_inf=False):
 
 
 def check_matrix(X, name="X", accept_sparse=True, dtype=np.float64):
-    """Return a 2-D float array (or CSR matrix) of finite values; never the caller's object.
+    """Return a 2-D float array (or CSR matrix) of finite values.
 
-    Dense input is copied only when a conversion is needed, so callers must not write into
-    the result. Sparse input stays sparse (CSR).
+    Dense input is copied only when a conversion is needed: the result may be the caller's
+    own array, so callers must not write into it (and must copy what they keep). Sparse
+    input stays sparse (CSR).
 
     >>> check_matrix([[1, 2], [3, 4]]).dtype
     dtype('float64')
@@ -115,15 +124,49 @@ def check_two_classes(y, name="y", task=None):
     if classes.size == 1:
         raise ValueError(f"{name}{where} has only one class ({classes[0]!r}); need two")
     if classes.size != 2:
-        raise ValueError(f"{name}{where} must have exactly two classes; found {classes.size}: {classes[:6]!r}")
+        raise ValueError(f"Only binary classification is supported: {name}{where} must have exactly two "
+                         f"classes; found {classes.size}: {classes[:6]!r}. Fit one model per pair or per class")
     return classes
 
 
-def check_task_lists(Xs, ys, name_X="Xs", name_y="ys"):
-    """Check per-task lists of inputs and targets have matching lengths and shapes.
+def check_binary_labels(y, n_samples, name="y", task=None):
+    """Check one task's class labels; return its two classes and the labels as -1.0 / +1.0.
 
-    Returns the number of tasks and the common number of features (or ``None`` if the
-    tasks differ in dimension).
+    ``classes[0]`` becomes -1 and ``classes[1]`` +1.
+
+    >>> classes, signs = check_binary_labels(["b", "a", "b"], 3)
+    >>> classes.tolist(), signs.tolist()
+    (['a', 'b'], [1.0, -1.0, 1.0])
+    """
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_samples:
+        label = name if task is None else f"{name}[{task}]"
+        raise ValueError(f"{label} must be 1-D with {n_samples} labels; got shape {y.shape}")
+    check_classification_targets(y)
+    classes = check_two_classes(y, name=name, task=task)
+    return classes, np.where(y == classes[1], 1.0, -1.0)
+
+
+def check_task_lists(Xs, ys=None, n_features=None, n_tasks=None, name_X="Xs", name_y="ys"):
+    """Check per-task inputs: a list of matrices with one feature count (and as many targets).
+
+    Parameters
+    ----------
+    Xs : list of array-like or sparse matrices, each of shape (n_m, n_features)
+    ys : list, optional
+        Per-task targets; only their number is checked here.
+    n_features, n_tasks : int, optional
+        What a fitted model expects.
+
+    Returns
+    -------
+    list of ndarray or CSR matrix
+        As :func:`check_matrix` returns them.
+
+    Examples
+    --------
+    >>> [X.shape for X in check_task_lists([[[1.0, 2.0]], [[3.0, 4.0], [5.0, 6.0]]])]
+    [(1, 2), (2, 2)]
     """
     if isinstance(Xs, np.ndarray) or sp.issparse(Xs) or not hasattr(Xs, "__len__"):
         raise TypeError(f"{name_X} must be a list of per-task arrays")
@@ -131,5 +174,211 @@ def check_task_lists(Xs, ys, name_X="Xs", name_y="ys"):
         raise ValueError(f"{name_X} has {len(Xs)} tasks but {name_y} has {len(ys)}")
     if len(Xs) == 0:
         raise ValueError(f"{name_X} is empty; need at least one task")
-    dims = {np.shape(X)[1] if np.ndim(X) == 2 or sp.issparse(X) else None for X in Xs}
-    return len(Xs), (dims.pop() if len(dims) == 1 else None)
+    if n_tasks is not None and len(Xs) != n_tasks:
+        raise ValueError(f"got {len(Xs)} tasks; the model was fitted on {n_tasks}")
+    Xs = [check_matrix(X, name=f"{name_X}[{m}]") for m, X in enumerate(Xs)]
+    D = Xs[0].shape[1]
+    for m, X in enumerate(Xs):
+        if X.shape[1] != D:
+            raise ValueError(f"{name_X}[{m}] has {X.shape[1]} features; task 0 has {D}")
+    if n_features is not None and D != n_features:
+        raise ValueError(f"X has {D} features, but the model was fitted with {n_features} features")
+    return Xs
+
+
+# ---------------------------------------------------------------------------------------
+# Hyper-parameters
+# ---------------------------------------------------------------------------------------
+class InvalidParameterError(ValueError, TypeError):
+    """A hyper-parameter outside its declared constraints.
+
+    Both a ``ValueError`` and a ``TypeError``, as scikit-learn's is: a wrong type and a
+    wrong value are the same mistake from the caller's side.
+    """
+
+
+class _Unsatisfied(Exception):
+    """Raised inside a constraint's ``parse`` when the value does not fit it."""
+
+
+class Interval:
+    """Finite real (or integer) numbers between ``left`` and ``right``.
+
+    Parameters
+    ----------
+    kind : {numbers.Real, numbers.Integral}
+        Integers are accepted as reals; booleans as neither.
+    left, right : float or None
+        Bounds; ``None`` leaves that side open (but the number must still be finite).
+    closed : {"left", "right", "both", "neither"}
+        Which bounds belong to the interval.
+
+    Examples
+    --------
+    >>> from numbers import Real
+    >>> str(Interval(Real, 0, None, closed="neither")), str(Interval(Real, 0, 1, closed="right"))
+    ('> 0 (a finite real number)', 'in (0, 1] (a real number)')
+    >>> Interval(Real, 0, None, closed="neither").parse(3)
+    3.0
+    """
+
+    def __init__(self, kind, left=None, right=None, closed="both"):
+        if closed not in ("left", "right", "both", "neither"):
+            raise ValueError(f"closed must be 'left', 'right', 'both' or 'neither'; got {closed!r}")
+        self.kind, self.left, self.right, self.closed = kind, left, right, closed
+
+    def parse(self, value):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, self.kind) or not np.isfinite(value):
+            raise _Unsatisfied
+        low_ok = self.left is None or (value >= self.left if self.closed in ("left", "both") else value > self.left)
+        high_ok = self.right is None or (value <= self.right if self.closed in ("right", "both")
+                                         else value < self.right)
+        if not (low_ok and high_ok):
+            raise _Unsatisfied
+        return int(value) if self.kind is numbers.Integral else float(value)
+
+    def __str__(self):
+        integer = self.kind is numbers.Integral
+        left_in, right_in = self.closed in ("left", "both"), self.closed in ("right", "both")
+        if self.left is not None and self.right is not None:
+            return (f"in {'[' if left_in else '('}{self.left}, {self.right}{']' if right_in else ')'} "
+                    f"({'an integer' if integer else 'a real number'})")
+        kind = "a finite integer" if integer else "a finite real number"
+        if self.left is not None:
+            return f"{'>=' if left_in else '>'} {self.left} ({kind})"
+        if self.right is not None:
+            return f"{'<=' if right_in else '<'} {self.right} ({kind})"
+        return kind
+
+
+class Options:
+    """One of a few given values (strings, or ``None``).
+
+    Examples
+    --------
+    >>> str(Options(None, "features", "kernels"))
+    "one of None, 'features', 'kernels'"
+    """
+
+    def __init__(self, *values):
+        self.values = values
+
+    def parse(self, value):
+        if not any(value is v or (isinstance(value, str) and value == v) for v in self.values):
+            raise _Unsatisfied
+        return value
+
+    def __str__(self):
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+class Checked:
+    """Whatever ``check(value)`` accepts; it returns the parsed value or raises its own error.
+
+    For names a registry owns (kernels, solver methods): the registry's message lists what
+    is available, so the constraint does not repeat the list.
+
+    Examples
+    --------
+    >>> Checked(float.fromhex).parse("0x1p-1")
+    0.5
+    """
+
+    def __init__(self, check):
+        self.check = check
+
+    def parse(self, value):
+        return self.check(value)
+
+
+class _IsInstance:
+    def __init__(self, kind):
+        self.name = kind.__name__
+        self.kind = (bool, np.bool_) if kind is bool else kind
+
+    def parse(self, value):
+        if not isinstance(value, self.kind):
+            raise _Unsatisfied
+        return value
+
+    def __str__(self):
+        return f"a {self.name}"
+
+
+class _IsNone:
+    def parse(self, value):
+        if value is not None:
+            raise _Unsatisfied
+        return None
+
+    def __str__(self):
+        return "None"
+
+
+def _as_constraint(c):
+    if c is None:
+        return _IsNone()
+    if isinstance(c, type):
+        return _IsInstance(c)
+    return c
+
+
+def validate_params(params, constraints, owner):
+    """Check every parameter against its declared constraints; return the parsed values.
+
+    Parameters
+    ----------
+    params : dict
+        Parameter values by name (``estimator.get_params(deep=False)``).
+    constraints : dict
+        For each name in ``params``, a list of allowed forms: :class:`Interval`,
+        :class:`Options`, :class:`Checked`, a type (``bool`` also admits ``numpy.bool_``)
+        or ``None``. A value must fit one of them; a :class:`Checked` form is tried last,
+        and its check's own message explains a value that nothing accepts.
+    owner : str
+        Named in the messages (the estimator's class).
+
+    Returns
+    -------
+    dict
+        Each value as its constraint parses it: numbers of an :class:`Interval` as
+        ``float`` (or ``int``), a :class:`Checked` value as its check returns it.
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the parameter, what it must be, and what it got.
+
+    Examples
+    --------
+    >>> from numbers import Real
+    >>> rules = {"C": [Interval(Real, 0, None, closed="neither")], "alpha": [None, Interval(Real, 0, None)]}
+    >>> validate_params({"C": 2, "alpha": None}, rules, "Model")
+    {'C': 2.0, 'alpha': None}
+    >>> validate_params({"C": 0, "alpha": None}, rules, "Model")
+    Traceback (most recent call last):
+    ...
+    medmtl._validation.InvalidParameterError: Model: C must be > 0 (a finite real number); got 0
+    """
+    missing = set(params) - set(constraints)
+    if missing:
+        raise RuntimeError(f"{owner} declares no constraint for {sorted(missing)}")
+    return {name: _parse(value, [_as_constraint(c) for c in constraints[name]], name, owner)
+            for name, value in params.items()}
+
+
+def _parse(value, forms, name, owner):
+    for form in forms:
+        if not isinstance(form, Checked):
+            try:
+                return form.parse(value)
+            except _Unsatisfied:
+                pass
+    for form in forms:
+        if isinstance(form, Checked):
+            try:
+                return form.parse(value)
+            except (ValueError, TypeError) as err:
+                raise InvalidParameterError(f"{owner}: {name}: {err}") from err
+    allowed = " or ".join(str(form) for form in forms)
+    raise InvalidParameterError(f"{owner}: {name} must be {allowed}; got {value!r}")

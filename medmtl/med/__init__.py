@@ -5,8 +5,10 @@ Layout (mirrors the mathematics of Jebara, JMLR 2011):
 * :mod:`medmtl.med.dual` - :class:`MEDDual`, the one concave dual every MED model reduces to,
   and its builders (SVM, feature / kernel selection, adaptive pooling, regression).
 * :mod:`medmtl.med.bound` - Theorem 1's quadratic bound (switch posterior, curvature G).
-* :mod:`medmtl.med.solvers` - ``solve(dual, method=...)``: ``"bound"`` (Algorithm 1) and
-  ``"direct"`` (CVXPY); new methods plug in with ``register_method``.
+* :mod:`medmtl.med.solvers` - ``solve(dual, method, *, solver, options, init)``: ``"auto"``
+  (the default), ``"newton"`` (projected Newton, SMO subproblems), ``"bound"`` (Algorithm 1)
+  and ``"direct"`` (CVXPY, the reference); new methods plug in with ``register_method``
+  (see ``docs/extending/add_a_solver.md``). ``MEDDual.to_cvxpy()`` opens the problem itself.
 * :mod:`medmtl.med.estimators` - the scikit-learn style estimators.
 """
 
@@ -25,7 +27,7 @@ from .estimators import (
     MultiTaskMEDClassifier,
     MultiTaskMEDRegressor,
 )
-from .solvers import METHODS, MEDSolution, register_method, solve
+from .solvers import METHODS, MEDSolution, Method, get_method, register_method, solve
 
 __all__ = [
     "MEDDual",
@@ -35,7 +37,9 @@ __all__ = [
     "adaptive_pooling_dual",
     "factorize_gram",
     "solve",
+    "get_method",
     "register_method",
+    "Method",
     "METHODS",
     "MEDSolution",
     "MEDClassifier",

@@ -17,8 +17,11 @@ A kernel without a cheap feature map (RBF, polynomial) is instead held as a
 :class:`KernelGram`: the kernel and each task's input rows, so that solvers evaluate the
 Gram columns they need (per task, never the cross-task matrix) and no n x n
 eigen-factor is built. ``Phi0``, ``Phi`` and ``term_ptr`` stay available for the solvers that
-work on factors (Algorithm 1, the direct solve): they are built on first access and shared
-by every copy of the dual (:meth:`MEDDual.replace`).
+work on factors (Algorithm 1, the direct solve): they are built on first access and kept in
+the dual's :class:`Workspace`, which every copy of the dual (:meth:`MEDDual.replace`) shares.
+
+:meth:`MEDDual.to_cvxpy` writes the dual (or Theorem 1's quadratic lower bound on it at a
+given point) as a CVXPY problem, to change and solve with any CVXPY solver.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from .bound import bound_curvature, log_switch_term, switch_posterior
 
 __all__ = [
     "MEDDual",
+    "Workspace",
     "KernelGram",
     "FactorGram",
     "factorize_gram",
@@ -335,6 +339,60 @@ def _stack_factors(factors, n):
     return sp.hstack([sp.csr_matrix(F) for F in factors], format="csr"), ptr
 
 
+class Workspace:
+    """What is derived once from a dual's data, shared by every copy of the dual.
+
+    :meth:`MEDDual.replace` (a path over ``C`` and ``alpha``) keeps the data, so the copies
+    share one workspace and the factors, Gram operators and solver layouts below are built
+    once for the whole path. Every attribute is None until it is first built; the names are
+    fixed (``__slots__``), so a misspelt one is an error rather than a second cache.
+
+    Attributes
+    ----------
+    shared_factor : ndarray or sparse matrix of shape (n, r0), or None
+        Factor of a kernel's unswitched Gram, built when a factor-based method
+        (``"bound"``, ``"direct"``) first reads :attr:`MEDDual.Phi0`. It stays None while the
+        kernel is only evaluated column by column: no n x n factor has been built.
+    switched_factors : tuple (Phi, term_ptr) or None
+        The switched factors side by side and their column offsets; None while some term is
+        a :class:`KernelGram` that no factor-based method has factorised yet.
+    col_term : ndarray of shape (R,) or None
+        The switched term of each column of ``Phi``.
+    shared_gram : FactorGram or None
+        The unswitched factor as a Gram operator.
+    term_grams : list of FactorGram or KernelGram, or None
+        The switched terms as Gram operators.
+    factor_rows : medmtl.med.solvers.gram_storage.FactorRows or None
+        The Newton solver's row layout of ``[Phi0 | Phi]``.
+    factor_grams : medmtl.med.solvers.gram_storage.GroupGrams or None
+        Per-task Gram blocks of the factors (the Newton solver, block-diagonal models).
+    kernel_grams : medmtl.med.solvers.gram_storage.GroupGrams or None
+        Per-task Gram blocks evaluated from the kernels (the Newton solver).
+    kernel_diagonals : tuple (diag0, diagT) or None
+        ``diag(H0)`` of shape (n,) and every ``diag(H_d)`` as columns, shape (n, D).
+    block_products : tuple (lam, products) or None
+        The Newton solver's per-task products at its last answer, so that a warm start
+        from that answer (the next point of a path) does not recompute them.
+
+    Examples
+    --------
+    >>> d = MEDDual(c=[1, 1], lo=[0, 0], hi=[1, 1], a=[1, -1], groups=[np.arange(2)],
+    ...             Phi0=np.array([[1.0], [1.0]]))
+    >>> d.replace(C=2.0).workspace is d.workspace
+    True
+    >>> d.workspace.shared_gram is None, d.shared_gram() is d.workspace.shared_gram
+    (True, True)
+    """
+
+    __slots__ = ("shared_factor", "switched_factors", "col_term", "shared_gram", "term_grams",
+                 "factor_rows", "factor_grams", "kernel_grams", "kernel_diagonals",
+                 "block_products", "__weakref__")
+
+    def __init__(self):
+        for name in self.__slots__[:-1]:
+            setattr(self, name, None)
+
+
 class MEDDual:
     """The MED dual program in factored form, consumed by every solver in ``medmtl.med``.
 
@@ -363,6 +421,12 @@ class MEDDual:
         The switched terms one by one instead of ``Phi`` and ``term_ptr``: each a factor
         (n x r_d) or a :class:`KernelGram`. ``Phi`` and ``term_ptr`` are then built from them
         on first access (factorising the kernels), for the solvers that need factors.
+
+    Attributes
+    ----------
+    workspace : Workspace
+        What solvers derive from the data (factors, Gram blocks), shared by every copy of
+        the dual that :meth:`replace` makes.
 
     Examples
     --------
@@ -394,8 +458,7 @@ class MEDDual:
         self.group_of = np.empty(n, dtype=np.int64)
         for gi, g in enumerate(self.groups):
             self.group_of[g] = gi
-        # Derived data (factors built on demand, solver layouts) shared by every copy.
-        self._lazy = {}
+        self.workspace = Workspace()
         self._shared = Phi0 if _is_kernel_gram(Phi0) else _as_factor(Phi0)
         if terms is not None:
             if Phi is not None or term_ptr is not None:
@@ -411,16 +474,16 @@ class MEDDual:
                 raise ValueError(f"{name} has {rows} rows; expected {n}")
         if self._terms is not None:
             if not any(_is_kernel_gram(t) for t in self._terms):
-                self._lazy["Phi"] = _stack_factors(self._terms, n)
+                self.workspace.switched_factors = _stack_factors(self._terms, n)
         elif Phi is None:
-            self._lazy["Phi"] = (None, np.zeros(1, dtype=np.int64))
+            self.workspace.switched_factors = (None, np.zeros(1, dtype=np.int64))
         else:
             if term_ptr is None:
                 term_ptr = np.arange(Phi.shape[1] + 1)
             term_ptr = np.asarray(term_ptr, dtype=np.int64)
             if term_ptr[0] != 0 or term_ptr[-1] != Phi.shape[1] or np.any(np.diff(term_ptr) < 0):
                 raise ValueError("term_ptr must rise from 0 to the number of columns of Phi")
-            self._lazy["Phi"] = (Phi, term_ptr)
+            self.workspace.switched_factors = (Phi, term_ptr)
         self.alpha = float(alpha)
         if not np.isfinite(self.alpha) or self.alpha < 0:
             raise ValueError(f"alpha must be finite and >= 0, got {alpha}")
@@ -436,16 +499,18 @@ class MEDDual:
     def Phi0(self):
         """Factor of the unswitched term, shape (n, r0) or None (built on first use for a kernel)."""
         if _is_kernel_gram(self._shared):
-            if "Phi0" not in self._lazy:
-                self._lazy["Phi0"] = self._shared.factor()
-            return self._lazy["Phi0"]
+            ws = self.workspace
+            if ws.shared_factor is None:
+                ws.shared_factor = self._shared.factor()
+            return ws.shared_factor
         return self._shared
 
     def _factored_terms(self):
-        if "Phi" not in self._lazy:
-            self._lazy["Phi"] = _stack_factors(
+        ws = self.workspace
+        if ws.switched_factors is None:
+            ws.switched_factors = _stack_factors(
                 [t.factor() if _is_kernel_gram(t) else t for t in self._terms], self.n)
-        return self._lazy["Phi"]
+        return ws.switched_factors
 
     @property
     def Phi(self):
@@ -460,9 +525,10 @@ class MEDDual:
     @property
     def col_term(self):
         """The switched term of each column of ``Phi``, shape (R,)."""
-        if "col_term" not in self._lazy:
-            self._lazy["col_term"] = np.repeat(np.arange(self.n_terms), np.diff(self.term_ptr))
-        return self._lazy["col_term"]
+        ws = self.workspace
+        if ws.col_term is None:
+            ws.col_term = np.repeat(np.arange(self.n_terms), np.diff(self.term_ptr))
+        return ws.col_term
 
     def shared_gram(self):
         """The unswitched term as a Gram operator (:class:`KernelGram` or :class:`FactorGram`), or None."""
@@ -470,27 +536,30 @@ class MEDDual:
             return None
         if _is_kernel_gram(self._shared):
             return self._shared
-        if "shared_gram" not in self._lazy:
-            self._lazy["shared_gram"] = FactorGram(self._shared)
-        return self._lazy["shared_gram"]
+        ws = self.workspace
+        if ws.shared_gram is None:
+            ws.shared_gram = FactorGram(self._shared)
+        return ws.shared_gram
 
     def term_grams(self):
         """The switched terms as Gram operators, a list of length ``D``."""
-        if "term_grams" not in self._lazy:
+        ws = self.workspace
+        if ws.term_grams is None:
             if self._terms is not None:
                 grams = [t if _is_kernel_gram(t) else FactorGram(t) for t in self._terms]
             else:
-                Phi, ptr = self._lazy["Phi"]
+                Phi, ptr = ws.switched_factors
                 Phi = sp.csc_matrix(Phi) if sp.issparse(Phi) else Phi
                 grams = [FactorGram(sp.csr_matrix(Phi[:, a:b]) if sp.issparse(Phi) else Phi[:, a:b])
                          for a, b in zip(ptr[:-1], ptr[1:])]
-            self._lazy["term_grams"] = grams
-        return self._lazy["term_grams"]
+            ws.term_grams = grams
+        return ws.term_grams
 
     def replace(self, C=None, alpha=None):
         """A copy with a new upper bound ``C`` (box ``[0, C]``) and/or ``alpha``.
 
-        The factors are shared, not copied, so a path over ``(C, alpha)`` builds them once.
+        The data and the :attr:`workspace` are shared, not copied, so a path over
+        ``(C, alpha)`` builds the factors and the solvers' layouts once.
         """
         new = copy.copy(self)
         if C is not None:
@@ -516,7 +585,7 @@ class MEDDual:
         """Number ``D`` of switched terms."""
         if self._terms is not None:
             return len(self._terms)
-        return self._lazy["Phi"][1].size - 1
+        return self.workspace.switched_factors[1].size - 1
 
     # -- the pieces of J -----------------------------------------------------------------
     def shared_u(self, lam):
@@ -682,6 +751,111 @@ class MEDDual:
             t = brentq(phi, lo_t, hi_t, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
             x[g] = np.clip(lg - t * ag, lo, hi)
         return x
+
+    # -- the program in CVXPY ----------------------------------------------------------------
+    def to_cvxpy(self, bound_at=None):
+        """This dual as a CVXPY problem: ``maximise J(lam)`` over the feasible set.
+
+        It is the problem ``method="direct"`` solves (Clarabel by default), so adding a
+        constraint, changing the objective or solving it with another CVXPY solver starts
+        from exactly what the library solves. Its value is ``J`` (normalised, ``J(0) = 0``).
+        With ``alpha > 0`` each switched term is ``logistic(q_d - log alpha)`` of the convex
+        ``q_d = ||Phi_d^T lam||^2 / 2`` plus a constant, which needs an exponential-cone solver
+        (Clarabel, SCS, ECOS, MOSEK); with ``alpha = 0`` or no switched terms it is a QP.
+
+        Parameters
+        ----------
+        bound_at : array-like of shape (n,), optional
+            Replace ``J`` by Theorem 1's quadratic lower bound on it that touches ``J`` at
+            this point: the QP whose maximiser is one joint step of Algorithm 1
+            (``method="bound"`` with ``update="joint"``) from there. Any CVXPY QP solver
+            accepts it.
+
+        Returns
+        -------
+        problem : cvxpy.Problem
+        lam : cvxpy.Variable of shape (n,)
+            The multipliers; after ``problem.solve()`` their value is the maximiser.
+
+        Examples
+        --------
+        >>> import cvxpy as cp
+        >>> X = np.array([[1.0, 0.2], [0.9, -0.1], [-1.0, 0.1], [-1.1, 0.0]])
+        >>> dual = feature_selection_dual([X], [np.array([1, 1, -1, -1])], C=1.0, alpha=1.0)
+        >>> problem, lam = dual.to_cvxpy()
+        >>> bool(problem.solve(solver=cp.CLARABEL) > 0)
+        True
+        >>> bool(np.isclose(problem.value, dual.objective(lam.value)))
+        True
+
+        The bound at a point touches ``J`` there and stays below it elsewhere:
+
+        >>> start = dual.project(np.full(4, 0.5))
+        >>> qp, x = dual.to_cvxpy(bound_at=start)
+        >>> x.value = start
+        >>> bool(np.isclose(qp.objective.value, dual.objective(start)))
+        True
+        >>> _ = qp.solve(solver=cp.OSQP, eps_abs=1e-9, eps_rel=1e-9)
+        >>> bool(dual.objective(start) <= qp.value <= dual.objective(x.value) + 1e-7)
+        True
+        """
+        import cvxpy as cp
+
+        lam = cp.Variable(self.n)
+        expr = self.c @ lam
+        if self.Phi0 is not None and self.Phi0.shape[1]:
+            expr = expr - 0.5 * cp.sum_squares(self.Phi0.T @ lam)
+        if self.n_terms:
+            if bound_at is None:
+                expr = expr - self._cvxpy_switched_terms(lam)
+            else:
+                expr = expr - self._cvxpy_switched_bound(lam, bound_at)
+        rows = np.concatenate([np.full(g.size, k) for k, g in enumerate(self.groups)])
+        cols = np.concatenate(self.groups)
+        Aeq = sp.csr_matrix((self.a[cols], (rows, cols)), shape=(len(self.groups), self.n))
+        cons = [lam >= self.lo, lam <= self.hi, Aeq @ lam == 0]
+        return cp.Problem(cp.Maximize(expr), cons), lam
+
+    def _cvxpy_switched_terms(self, lam):
+        """``sum_d [log(alpha + exp(q_d)) - log(alpha + 1)]`` as a convex CVXPY expression."""
+        import cvxpy as cp
+
+        w = self.Phi.T @ lam
+        widths = np.diff(self.term_ptr)
+        if np.all(widths == 1):
+            qd = 0.5 * cp.square(w)
+        elif self.n_terms <= 1000:
+            # One cone per term (not one per column) keeps the conic problem small and
+            # well conditioned for wide kernel factors.
+            qd = 0.5 * cp.hstack([cp.sum_squares(w[a:b]) for a, b in zip(self.term_ptr[:-1], self.term_ptr[1:])])
+        else:
+            qd = 0.5 * (self._term_sum_matrix() @ cp.square(w))
+        if self.alpha == 0:
+            return cp.sum(qd)
+        # log(alpha + e^q) - log(alpha + 1) = logistic(q - log alpha) - log(1 + 1 / alpha)
+        return cp.sum(cp.logistic(qd - np.log(self.alpha))) - self.n_terms * np.log1p(1.0 / self.alpha)
+
+    def _cvxpy_switched_bound(self, lam, at):
+        """Theorem 1's upper bound on the switched terms, touching them at ``at``:
+        ``sum_d f(v_d) + s_d v_d^T (w_d - v_d) + ||w_d - v_d||^2 / 2 + G_d (v_d^T (w_d - v_d))^2 / 2``
+        with ``v = Phi^T at`` and ``w = Phi^T lam`` (a convex quadratic in ``lam``)."""
+        import cvxpy as cp
+
+        at = np.asarray(at, dtype=float)
+        if at.shape != (self.n,) or not np.all(np.isfinite(at)):
+            raise ValueError(f"bound_at must be a finite array of shape ({self.n},); got shape {at.shape}")
+        v = self.switched_u(at)
+        q = self.half_sq_norms(v)
+        s, G = switch_posterior(q, self.alpha), bound_curvature(q, self.alpha)
+        dw = self.Phi.T @ lam - v
+        r = self._term_sum_matrix() @ cp.multiply(v, dw)  # v_d^T (w_d - v_d) per term
+        return (float(log_switch_term(q, self.alpha).sum()) + s @ r + 0.5 * cp.sum_squares(dw)
+                + 0.5 * cp.sum_squares(cp.multiply(np.sqrt(G), r)))
+
+    def _term_sum_matrix(self):
+        """``S`` of shape (D, R) summing the columns of each switched term."""
+        R = self.term_ptr[-1]
+        return sp.csr_matrix((np.ones(R), (self.col_term, np.arange(R))), shape=(self.n_terms, R))
 
     def __repr__(self):
         shared = ("none" if self._shared is None else "kernel" if _is_kernel_gram(self._shared)

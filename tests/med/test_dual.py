@@ -1,11 +1,22 @@
-"""The factored dual against naive formulas written from the JMLR paper's equations."""
+"""The factored dual (medmtl.med.dual) against naive formulas written from the JMLR paper's
+equations; its kernel operators against explicit Gram matrices; its workspace; and its CVXPY
+form, with and without Theorem 1's bound."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from medmtl.kernels import LinearKernel, RBFKernel, gram
+from medmtl.kernels import (
+    CallableKernel,
+    LinearKernel,
+    PolynomialKernel,
+    RBFKernel,
+    gram,
+    per_feature_kernels,
+)
 from medmtl.med.dual import (
+    FactorGram,
+    KernelGram,
     MEDDual,
     adaptive_pooling_dual,
     factorize_gram,
@@ -13,7 +24,7 @@ from medmtl.med.dual import (
     kernel_selection_dual,
     svm_dual,
 )
-from med_testdata import BANK, cached_duals, make_regression_tasks, make_tasks
+from med_testdata import BANK, cached_duals, make_regression_tasks, make_tasks, naive_objective
 
 
 def random_feasible(dual, rng):
@@ -168,3 +179,137 @@ def test_bad_dual_specs():
         MEDDual(c=[1, 1], lo=0, hi=1, a=[1, -1], groups=[np.arange(2)], alpha=-1.0)
     with pytest.raises(ValueError, match="rows"):
         MEDDual(c=[1, 1], lo=0, hi=1, a=[1, -1], groups=[np.arange(2)], Phi0=np.ones((3, 1)))
+
+
+# ---------------------------------------------------------------------------------------
+# Kernel terms held as kernel columns on demand
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("sparse", [False, True])
+def test_kernel_gram_matches_the_explicit_matrix(sparse):
+    rng = np.random.default_rng(0)
+    k = PolynomialKernel(2, gamma=0.3)
+    X1, X2 = rng.normal(size=(5, 3)), rng.normal(size=(4, 3))
+    s1, s2 = rng.choice([-1.0, 1.0], 5), rng.choice([-1.0, 1.0], 4)
+    # the second block's rows are not contiguous in the multipliers
+    rows1, rows2 = np.arange(5), np.array([8, 5, 7, 6])
+    conv = sp.csr_matrix if sparse else np.asarray
+    H = KernelGram(k, [(rows1, conv(X1), s1), (rows2, conv(X2), s2)], 9, scale=2.5)
+    full = np.zeros((9, 9))
+    full[np.ix_(rows1, rows1)] = 2.5 * np.outer(s1, s1) * k(X1, X1)
+    full[np.ix_(rows2, rows2)] = 2.5 * np.outer(s2, s2) * k(X2, X2)
+    x = rng.normal(size=9)
+    x[[1, 6]] = 0.0
+    idx = [7, 0, 3, 5]
+    np.testing.assert_allclose(H.columns(idx), full[:, idx], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(H.rows(idx), full[idx], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(H.diag(), np.diag(full), rtol=1e-12)
+    np.testing.assert_allclose(H.matvec(x), full @ x, rtol=1e-12, atol=1e-12)
+    assert H.quad(x) == pytest.approx(x @ full @ x, rel=1e-12)
+    np.testing.assert_allclose(H.gram_on(rows2), full[np.ix_(rows2, rows2)], rtol=1e-12, atol=1e-12)
+    L = H.factor()
+    L = L.toarray() if sp.issparse(L) else L
+    np.testing.assert_allclose(L @ L.T, full, atol=1e-9)
+    # accumulation into a given output with a weight
+    out = np.ones((len(idx), 9))
+    H.rows(idx, out, 0.5)
+    np.testing.assert_allclose(out, 1.0 + 0.5 * full[idx], rtol=1e-12)
+    G = FactorGram(rng.normal(size=(9, 2)))
+    np.testing.assert_allclose(G.columns(idx), (G.F @ G.F.T)[:, idx], rtol=1e-12)
+    with pytest.raises(ValueError, match="disjoint"):
+        KernelGram(k, [(rows1, X1, s1), (rows1, X1, s1)], 9)
+
+
+def test_kernel_diagonals():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(7, 3))
+    for k in [RBFKernel(0.4), PolynomialKernel(3, gamma=0.5, coef0=2.0), LinearKernel()]:
+        np.testing.assert_allclose(k.diag(X), np.diag(k(X, X)), rtol=1e-12)
+        np.testing.assert_allclose(k.diag(sp.csr_matrix(X)), np.diag(k(X, X)), rtol=1e-12)
+    # the generic diagonal, in blocks, for a kernel of unknown kind
+    k = CallableKernel(lambda A, B: (A @ B.T + 1.0) ** 2)
+    X = rng.normal(size=(300, 2))
+    np.testing.assert_allclose(k.diag(X), np.diag(k(X, X)), rtol=1e-12)
+    assert RBFKernel().mercer and not PolynomialKernel(2, coef0=-1.0).mercer
+    assert not CallableKernel(lambda A, B: A @ B.T).mercer
+
+
+def test_kernels_without_a_feature_map_are_held_as_kernel_columns():
+    Xs, ys = make_tasks(M=2, T=12, D=3, seed=2)
+    svm = svm_dual(Xs[:1], ys[:1], RBFKernel(0.5), C=1.0)
+    assert svm.has_kernels and isinstance(svm.shared_gram(), KernelGram)
+    ks = kernel_selection_dual(Xs, ys, [RBFKernel(0.5), LinearKernel()] + per_feature_kernels(2),
+                               C=1.0, alpha=1.0)
+    assert [type(G).__name__ for G in ks.term_grams()] == ["KernelGram"] + ["FactorGram"] * 3
+    # a linear kernel keeps its feature map; a kernel of unknown kind is factorised (checked) at once
+    assert not svm_dual(Xs, ys, "linear").has_kernels
+    assert not svm_dual(Xs, ys, CallableKernel(lambda A, B: (A @ B.T) ** 2)).has_kernels
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        svm_dual(Xs, ys, PolynomialKernel(1, coef0=-50.0))
+    # factors stay available to the solvers that need them, built once for every copy
+    copy = ks.replace(alpha=3.0)
+    assert ks.workspace.switched_factors is None
+    assert copy.Phi.shape[0] == ks.n and ks.term_ptr.size == 5
+    assert copy.Phi is ks.Phi
+
+
+# ---------------------------------------------------------------------------------------
+# The workspace and the CVXPY form
+# ---------------------------------------------------------------------------------------
+def test_copies_share_one_workspace_and_its_factors():
+    Xs, ys = make_tasks(M=2, T=10, D=3, seed=9)
+    dual = svm_dual(Xs, ys, RBFKernel(0.5), C=1.0)
+    path = [dual.replace(C=C) for C in (0.5, 2.0)] + [dual.replace(alpha=3.0)]
+    assert all(d.workspace is dual.workspace for d in path)
+    assert dual.workspace.shared_factor is None
+    factor = path[0].Phi0  # built on first use, once for every copy
+    assert dual.workspace.shared_factor is factor and path[2].Phi0 is factor
+    with pytest.raises(AttributeError):
+        dual.workspace.factor_row = None  # the names are fixed
+
+
+@pytest.mark.parametrize("name", ["svm", "single_fs", "multi_ks", "pooling", "multi_regression"])
+def test_to_cvxpy_is_j_on_the_feasible_set(name):
+    dual = cached_duals()[name]
+    problem, lam = dual.to_cvxpy()
+    assert problem.is_dcp() and lam.shape == (dual.n,)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        lam.value = random_feasible(dual, rng)
+        assert problem.objective.value == pytest.approx(naive_objective(dual, lam.value), rel=1e-9)
+        assert all(np.all(c.violation() <= 1e-12) for c in problem.constraints)
+    lam.value = np.full(dual.n, 2.0 * dual.hi.max())
+    assert max(float(np.max(c.violation())) for c in problem.constraints) > 0
+
+
+@pytest.mark.parametrize("name", ["single_fs", "multi_ks", "pooling", "multi_regression"])
+def test_the_bound_qp_touches_j_and_stays_below_it(name):
+    dual = cached_duals(alpha=5.0)[name]
+    rng = np.random.default_rng(4)
+    at = random_feasible(dual, rng) * 0.5
+    problem, lam = dual.to_cvxpy(bound_at=at)
+    assert problem.is_dcp() and problem.objective.args[0].is_quadratic()
+    lam.value = at
+    assert problem.objective.value == pytest.approx(dual.objective(at), rel=1e-10)
+    for _ in range(5):
+        lam.value = random_feasible(dual, rng)
+        assert problem.objective.value <= dual.objective(lam.value) + 1e-10
+    # alpha = 0: the bound is J itself
+    exact = dual.replace(alpha=0.0)
+    qp, x = exact.to_cvxpy(bound_at=at)
+    x.value = random_feasible(dual, rng)
+    assert qp.objective.value == pytest.approx(exact.objective(x.value), rel=1e-10)
+    with pytest.raises(ValueError, match="bound_at"):
+        dual.to_cvxpy(bound_at=np.zeros(dual.n + 1))
+
+
+def test_the_bound_qp_goes_to_any_qp_solver():
+    dual = cached_duals(alpha=5.0)["multi_fs"]
+    at = dual.project(np.full(dual.n, 0.5))
+    values = []
+    for solver in ("OSQP", "CLARABEL"):
+        problem, _ = dual.to_cvxpy(bound_at=at)
+        settings = dict(eps_abs=1e-9, eps_rel=1e-9) if solver == "OSQP" else {}
+        problem.solve(solver=solver, **settings)
+        values.append(problem.value)
+    assert values[0] == pytest.approx(values[1], rel=1e-6)
+    assert values[1] >= dual.objective(at)

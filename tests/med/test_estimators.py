@@ -279,7 +279,7 @@ def test_bad_input_single_task():
         MEDRegressor(epsilon=-1.0).fit(X, X[:, 0])
     with pytest.raises(RuntimeError, match="OSQP"):
         MEDClassifier(selection="features", method="bound",
-                      solver_options={"max_iter": 1, "fallback": False}).fit(X, y)
+                      solver_options={"solver_settings": {"max_iter": 1, "fallback": False}}).fit(X, y)
 
 
 def test_bad_input_multitask():

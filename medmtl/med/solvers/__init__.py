@@ -1,9 +1,17 @@
-"""Solvers for the MED dual, chosen by method name.
+"""Solution methods for the MED dual, one calling contract for all of them.
 
-``METHODS`` maps a method name to a function
-``f(dual, solver, warm_start, max_iter, tol, solver_options, **kwargs) -> MEDSolution``;
-a new method (for example a fast working-set solver) plugs in with :func:`register_method`
-and is then available to :func:`solve` and every estimator without other edits.
+``solve(dual, method="auto", *, solver=None, options=None, init=None) -> MEDSolution`` runs
+any registered method: the built-in ``"auto"`` (the default), ``"newton"`` (projected
+Newton with SMO subproblems), ``"bound"`` (Algorithm 1) and ``"direct"`` (CVXPY, the
+reference answer), or one a researcher adds by subclassing :class:`Method` and calling
+:func:`register_method` (``docs/extending/add_a_solver.md`` shows how). Every estimator's
+``method=`` takes the same names, and its ``solver_options`` are the method's options.
+
+Modules: :mod:`~medmtl.med.solvers.base` (the contract), :mod:`~.registry` (the registry,
+the ``"auto"`` policy, :func:`solve`), one module per method (:mod:`~.newton`,
+:mod:`~.bound`, :mod:`~.direct`) and their parts: the Newton models
+(:mod:`~.newton_models`), their Gram storage (:mod:`~.gram_storage`), SMO (:mod:`~.smo`)
+and Algorithm 1's block QPs (:mod:`~.qp`).
 
 Examples
 --------
@@ -16,66 +24,31 @@ Examples
 >>> b = solve(dual, method="direct")
 >>> bool(abs(a.objective - b.objective) <= 1e-6 * abs(b.objective))
 True
+>>> sorted(METHODS)
+['auto', 'bound', 'direct', 'newton']
 """
 
-from __future__ import annotations
+from .base import (
+    Checked,
+    Interval,
+    MEDSolution,
+    Method,
+    Option,
+    Options,
+    installed_solvers,
+    max_iter_option,
+    tol_option,
+)
+from .bound import remaining_gap
+from .registry import (
+    METHODS,
+    choose_method,
+    get_method,
+    register_method,
+    solve,
+    unregister_method,
+)
 
-from ._common import MEDSolution, check_cvxpy_solver, installed_solvers
-from .bound import solve_bound
-from .direct import solve_direct
-from .newton import solve_auto, solve_newton
-
-__all__ = ["solve", "register_method", "METHODS", "DEFAULT_SOLVERS", "MEDSolution",
-           "installed_solvers", "solve_bound", "solve_direct", "solve_newton", "solve_auto"]
-
-METHODS = {"bound": solve_bound, "direct": solve_direct, "newton": solve_newton, "auto": solve_auto}
-DEFAULT_SOLVERS = {"bound": "OSQP", "direct": "CLARABEL", "newton": None, "auto": None}
-DEFAULT_METHOD = "auto"
-
-
-def register_method(name, func, default_solver=None):
-    """Add (or replace) a solution method under ``name``."""
-    if not callable(func):
-        raise TypeError("func must be callable")
-    METHODS[name] = func
-    DEFAULT_SOLVERS[name] = default_solver
-
-
-def solve(dual, method=None, solver=None, warm_start=None, max_iter=None, tol=None,
-          solver_options=None, **kwargs):
-    """Solve a :class:`~medmtl.med.dual.MEDDual` with the named method.
-
-    Parameters
-    ----------
-    dual : MEDDual
-    method : str, default="auto"
-        A key of ``METHODS``: ``"bound"`` (Algorithm 1), ``"direct"`` (CVXPY, exponential
-        cone), ``"newton"`` (projected Newton with SMO subproblems) or ``"auto"`` (Newton,
-        or the direct QP for a narrow quadratic dual).
-    solver : str, optional
-        The (inner) solver name; ``None`` takes the method's default.
-    warm_start : ndarray of shape (n,), optional
-    max_iter, tol : optional
-        ``None`` takes the method's defaults.
-    solver_options : dict, optional
-    **kwargs
-        Method-specific options (e.g. ``update="joint"`` for ``"bound"``).
-
-    Returns
-    -------
-    MEDSolution
-    """
-    method = DEFAULT_METHOD if method is None else method
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; available: {sorted(METHODS)}")
-    if solver is not None:
-        # every method validates a named solver, even one (newton, auto) that does not use it,
-        # so a typo is an error rather than silently ignored
-        check_cvxpy_solver(solver)
-    kw = dict(kwargs)
-    if max_iter is not None:
-        kw["max_iter"] = max_iter
-    if tol is not None:
-        kw["tol"] = tol
-    return METHODS[method](dual, solver=solver if solver is not None else DEFAULT_SOLVERS.get(method),
-                           warm_start=warm_start, solver_options=solver_options, **kw)
+__all__ = ["solve", "get_method", "register_method", "unregister_method", "choose_method",
+           "METHODS", "Method", "Option", "Interval", "Options", "Checked", "max_iter_option",
+           "tol_option", "MEDSolution", "installed_solvers", "remaining_gap"]

@@ -1,4 +1,4 @@
-"""Algorithm 1 of Jebara (JMLR 2011): sequential quadratic programming on Theorem 1's bound.
+"""``method="bound"``: Algorithm 1 of Jebara (JMLR 2011), sequential QP on Theorem 1's bound.
 
 Each iteration replaces every switched term by its quadratic upper bound at the current
 multipliers and maximises the resulting lower bound on J, either task block by task block
@@ -24,18 +24,31 @@ Two things make it faster without changing what it converges to:
 
 ``inexact=False, gap_tol=None`` is the plain Algorithm 1: every inner QP solved to full
 precision, stopped by ``tol`` (or ``varpi``) alone.
+
+The joint step's QP at a point is also open as a CVXPY problem:
+:meth:`MEDDual.to_cvxpy(bound_at=lam) <medmtl.med.dual.MEDDual.to_cvxpy>`.
 """
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 
-from ..._validation import check_scalar_nonnegative
 from ..bound import bound_curvature, switch_posterior
-from ._common import MEDSolution, check_cvxpy_solver
+from .base import (
+    Interval,
+    MEDSolution,
+    Method,
+    Option,
+    Options,
+    check_cvxpy_solver,
+    max_iter_option,
+    tol_option,
+)
 from .qp import BlockQP, CVXPYBackend, OSQPBackend
 
-__all__ = ["solve_bound", "remaining_gap"]
+__all__ = ["BoundMethod", "remaining_gap"]
 
 # Inexact steps solve the inner QPs to _EPS_PER_GAIN times J's last relative increase, kept
 # within [_EPS_FLOOR, _LOOSE_EPS]; ADMM iterations grow quickly below the floor, while
@@ -47,10 +60,10 @@ _EPS_FLOOR = 1e-4
 _POLISH_BELOW = 1e-3
 
 
-def _backend(qp, solver, options):
+def _backend(qp, solver, settings):
     if solver == "OSQP":
-        return OSQPBackend(qp, options)
-    return CVXPYBackend(qp, check_cvxpy_solver(solver, "inner QP solver"), options)
+        return OSQPBackend(qp, settings)
+    return CVXPYBackend(qp, solver, settings)
 
 
 def _decoupled(qps):
@@ -97,30 +110,24 @@ def remaining_gap(gains, alpha):
     return g * worst
 
 
-def solve_bound(dual, solver="OSQP", warm_start=None, max_iter=1000, tol=1e-12,
-                solver_options=None, update="gauss-seidel", qp_form="auto", varpi=None,
-                inexact=True, gap_tol=None):
-    """Maximise a MED dual by Algorithm 1.
+class BoundMethod(Method):
+    """``method="bound"``: maximise a MED dual by Algorithm 1.
 
-    Parameters
-    ----------
-    dual : MEDDual
-    solver : str, default="OSQP"
-        ``"OSQP"`` uses OSQP's own API (set up once per block, then updated); any other
-        installed CVXPY solver name solves the inner QPs through CVXPY.
-    warm_start : ndarray of shape (n,), optional
-        Starting multipliers; projected onto the feasible set first.
-    max_iter : int
+    The inner solver is ``"OSQP"`` (the default: OSQP's own API, set up once per block,
+    then updated) or any other installed CVXPY solver name, which solves the inner QPs
+    through CVXPY.
+
+    Options
+    -------
+    max_iter : int, default=1000
         Maximum number of iterations (sweeps over the blocks).
-    tol : float
+    tol : float, default=1e-12
         Stop when an exact iteration raises J by less than ``tol * |J|``.
-    solver_options : dict, optional
-        Passed to the inner QP solver.
-    update : {"gauss-seidel", "joint"}
-    qp_form : {"auto", "u", "lam"}
+    update : {"gauss-seidel", "joint"}, default="gauss-seidel"
+    qp_form : {"auto", "u", "lam"}, default="auto"
         Formulation of the inner QP (see :mod:`medmtl.med.solvers.qp`); ``"auto"`` takes the
         sparse feature-space form whenever it stores fewer entries (linear and feature models).
-    varpi : float, optional
+    varpi : float or None, default=None
         Also stop when ``||lam - lam~|| <= varpi ||lam||`` (Algorithm 1 step 4).
     inexact : bool, default=True
         Solve the inner QPs loosely while J is far from converged (OSQP only; see the module
@@ -130,139 +137,182 @@ def solve_bound(dual, solver="OSQP", warm_start=None, max_iter=1000, tol=1e-12,
         most ``gap_tol * |J|``. ``1e-9`` gives J to about 1e-9 relative in roughly two
         thirds of the iterations ``tol=1e-12`` takes; the multipliers are then only about
         ``sqrt(gap_tol)`` accurate, which is why the default leaves it off.
+    solver_settings : dict or None, default=None
+        Settings of the inner QP solver, passed on unchecked: OSQP's (plus
+        ``fallback=False`` to never redo a failed block with Clarabel) or the named CVXPY
+        solver's.
 
-    Returns
-    -------
-    MEDSolution
-        ``info`` holds ``inner_iterations`` (ADMM or interior-point iterations of all inner
-        QPs), ``loose_iterations`` (iterations solved to a loose tolerance),
-        ``inexact_iterations`` (those of them whose polished points did not all pass as
-        exact), ``rejected_iterations`` (loose iterations that did not raise J and were redone
-        tighter) and ``gap_estimate`` (:func:`remaining_gap` at the end).
+    The solution's ``info`` holds ``inner_iterations`` (ADMM or interior-point iterations
+    of all inner QPs), ``inner_fallbacks``, ``loose_iterations`` (iterations solved to a
+    loose tolerance), ``inexact_iterations`` (those of them whose polished points did not
+    all pass as exact), ``rejected_iterations`` (loose iterations that did not raise J and
+    were redone tighter), ``gap_estimate`` (:func:`remaining_gap` at the end), ``update``
+    and ``qp_form``.
+
+    Examples
+    --------
+    >>> from medmtl.med.dual import feature_selection_dual
+    >>> from medmtl.med.solvers import solve
+    >>> X = np.array([[1.0, 0.2], [0.9, -0.1], [-1.0, 0.1], [-1.1, 0.0]])
+    >>> dual = feature_selection_dual([X], [np.array([1, 1, -1, -1])], C=1.0, alpha=1.0)
+    >>> plain = solve(dual, "bound", options={"inexact": False})
+    >>> plain.status, plain.info["loose_iterations"], bool(np.all(np.diff(plain.objective_path) >= 0))
+    ('converged', 0, True)
     """
-    if solver is None:
-        solver = "OSQP"
-    solver = str(solver).upper()
-    if solver != "OSQP":
-        check_cvxpy_solver(solver, "inner QP solver")
-    if update not in ("gauss-seidel", "joint"):
-        raise ValueError(f"update must be 'gauss-seidel' or 'joint'; got {update!r}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
-    max_iter = int(max_iter)
-    tol = check_scalar_nonnegative(tol, "tol")
-    gap_tol = None if gap_tol is None else check_scalar_nonnegative(gap_tol, "gap_tol")
-    varpi = None if varpi is None else check_scalar_nonnegative(varpi, "varpi")
-    if not isinstance(inexact, (bool, np.bool_)):
-        raise TypeError(f"inexact must be True or False; got {inexact!r}")
-    n_groups = len(dual.groups)
-    block_ids = [[g] for g in range(n_groups)] if update == "gauss-seidel" else [list(range(n_groups))]
-    lam = np.zeros(dual.n) if warm_start is None else dual.project(np.asarray(warm_start, dtype=float))
-    alpha = dual.alpha
-    exact = alpha == 0.0 or dual.n_terms == 0
-    # An exact bound is maximised in one exact sweep; loose steps would only delay that.
-    loose_ok = bool(inexact) and solver == "OSQP" and not exact
-    qps = [BlockQP(dual, groups, form=qp_form) for groups in block_ids]
-    backends = [_backend(qp, solver, solver_options) for qp in qps]
+
+    name = "bound"
+    default_solver = "OSQP"
+    options = (
+        max_iter_option(1000, "Maximum number of iterations (sweeps over the blocks)."),
+        tol_option(1e-12, "Stop when an exact iteration raises J by less than tol * |J|."),
+        Option("update", "gauss-seidel", [Options("gauss-seidel", "joint")],
+               "Task block by task block (Algorithm 1 step 3) or all multipliers at once."),
+        Option("qp_form", "auto", [Options("auto", "u", "lam")],
+               "Formulation of the inner QP: feature space, multiplier space, or the smaller."),
+        Option("varpi", None, [None, Interval(Real, 0, None, closed="left")],
+               "Also stop when ||lam - lam~|| <= varpi ||lam|| (Algorithm 1 step 4)."),
+        Option("inexact", True, [bool],
+               "Solve early inner QPs loosely (OSQP only); False: the plain Algorithm 1."),
+        Option("gap_tol", None, [None, Interval(Real, 0, None, closed="left")],
+               "Also stop when the estimated remaining gap is at most gap_tol * |J|."),
+        Option("solver_settings", None, [None, dict],
+               "Settings of the inner QP solver (OSQP's, or the CVXPY solver's), unchecked."),
+    )
+
+    def check_solver(self, solver):
+        if solver is None:
+            return self.default_solver
+        if isinstance(solver, str) and solver.upper() == "OSQP":
+            return "OSQP"
+        return check_cvxpy_solver(solver)
+
+    def solve(self, dual, solver, options, init):
+        n_groups = len(dual.groups)
+        block_ids = ([[g] for g in range(n_groups)] if options["update"] == "gauss-seidel"
+                     else [list(range(n_groups))])
+        lam = np.zeros(dual.n) if init is None else init
+        exact = dual.alpha == 0.0 or dual.n_terms == 0
+        qps = [BlockQP(dual, groups, form=options["qp_form"]) for groups in block_ids]
+        backends = [_backend(qp, solver, options["solver_settings"]) for qp in qps]
+        # An exact bound is maximised in one exact sweep; loose steps would only delay that.
+        loose_ok = options["inexact"] and solver == "OSQP" and not exact
+        run = _iterate(dual, lam, qps, backends, block_ids, options, loose_ok)
+        lam = run.lam
+        return MEDSolution(
+            lam=lam,
+            intercepts=dual.intercepts(lam),
+            objective=dual.objective(lam),
+            objective_path=np.asarray(run.path),
+            n_iter=run.n_iter,
+            status=run.status,
+            switch_posterior=dual.switch_posterior(lam),
+            method=self.name,
+            solver=solver,
+            info={"update": options["update"],
+                  "inner_iterations": sum(bk.total_iter for bk in backends),
+                  "inner_fallbacks": sum(getattr(bk, "n_fallbacks", 0) for bk in backends),
+                  "loose_iterations": run.n_loose, "inexact_iterations": run.n_inexact,
+                  "rejected_iterations": run.n_rejected,
+                  "gap_estimate": run.gap, "qp_form": [qp.form for qp in qps]},
+        )
+
+
+class _Run:
+    """The state of Algorithm 1's iterations: the multipliers, ``J`` per iteration, the
+    status, the counts of loose, inexact and rejected iterations, and the gap estimate."""
+
+    def __init__(self, lam, J):
+        self.lam, self.path = lam, [J]
+        self.status, self.n_iter, self.gap = "max_iter", 0, None
+        self.n_loose = self.n_inexact = self.n_rejected = 0
+
+
+def _sweep(dual, qps, backends, block_ids, lam, eps):
+    """One pass over the blocks: (new lam, whether every inner solve was exact), or
+    (None, False) if a loose inner solve gave no usable point."""
+    w0, w = dual.shared_u(lam), dual.switched_u(lam)
+    all_exact = True
+    for qp, backend, groups in zip(qps, backends, block_ids):
+        qd = dual.half_sq_norms(w)
+        s = switch_posterior(qd, dual.alpha)
+        G = bound_curvature(qd, dual.alpha)
+        x = backend.solve(qp.numbers(lam, w0, w, s, G), eps=eps,
+                          polish=eps is not None and eps <= _POLISH_BELOW)
+        if x is None:
+            return None, False
+        all_exact &= backend.last_exact
+        new = lam.copy()
+        new[qp.idx] = x[: qp.nB]
+        new = dual.project(new, groups=groups)
+        delta = new[qp.idx] - lam[qp.idx]
+        if qp.P0BT is not None:
+            w0 = w0 + np.asarray(qp.P0BT @ delta).ravel()
+        if qp.PBT is not None:
+            w = w + np.asarray(qp.PBT @ delta).ravel()
+        lam = new
+    return lam, all_exact
+
+
+def _iterate(dual, lam, qps, backends, block_ids, options, loose_ok):
+    """Algorithm 1's iterations from ``lam`` until a stopping rule holds at an exact one."""
+    tol, gap_tol, varpi = options["tol"], options["gap_tol"], options["varpi"]
+    exact = dual.alpha == 0.0 or dual.n_terms == 0
     tight_eps = max(getattr(bk, "tight_eps", 0.0) for bk in backends)
-
-    def sweep(lam, eps):
-        """One pass over the blocks: (new lam, whether every inner solve was exact), or
-        (None, False) if a loose inner solve gave no usable point."""
-        w0, w = dual.shared_u(lam), dual.switched_u(lam)
-        all_exact = True
-        for qp, backend, groups in zip(qps, backends, block_ids):
-            qd = dual.half_sq_norms(w)
-            s = switch_posterior(qd, alpha)
-            G = bound_curvature(qd, alpha)
-            x = backend.solve(qp.numbers(lam, w0, w, s, G), eps=eps,
-                              polish=eps is not None and eps <= _POLISH_BELOW)
-            if x is None:
-                return None, False
-            all_exact &= backend.last_exact
-            new = lam.copy()
-            new[qp.idx] = x[: qp.nB]
-            new = dual.project(new, groups=groups)
-            delta = new[qp.idx] - lam[qp.idx]
-            if qp.P0BT is not None:
-                w0 = w0 + np.asarray(qp.P0BT @ delta).ravel()
-            if qp.PBT is not None:
-                w = w + np.asarray(qp.PBT @ delta).ravel()
-            lam = new
-        return lam, all_exact
-
     J = dual.objective(lam)
-    path = [J]
-    status = "max_iter"
-    n_iter = n_loose = n_inexact = n_rejected = 0
-    rel_gain = gap = None
+    run = _Run(lam, J)
+    rel_gain = None
     gains = []
     cap, floor = _LOOSE_EPS, _EPS_FLOOR
-    for it in range(max_iter):
+    for it in range(options["max_iter"]):
         lam_prev = lam
         eps = None
         if loose_ok:
             eps = cap if rel_gain is None else min(cap, max(floor, _EPS_PER_GAIN * rel_gain))
             eps = None if eps <= tight_eps else eps
         while True:
-            new, exact_sweep = sweep(lam, eps)
+            new, exact_sweep = _sweep(dual, qps, backends, block_ids, lam, eps)
             J_new = dual.objective(new) if new is not None else -np.inf
             if eps is None or exact_sweep or J_new > J:
                 break
             # a loose step that does not raise J: redo it tighter, and stay tighter
-            n_rejected += 1
+            run.n_rejected += 1
             cap, floor = min(cap, eps / 10.0), min(floor, eps / 10.0)
             eps = None if eps / 10.0 <= tight_eps else eps / 10.0
-        n_loose += eps is not None
-        n_inexact += not exact_sweep
+        run.n_loose += eps is not None
+        run.n_inexact += not exact_sweep
         lam = new
-        n_iter = it + 1
+        run.n_iter = it + 1
         scale = max(abs(J_new), abs(J), 1e-300)
         if J_new < J:
             # The bound guarantees J_new >= J; a decrease is the inner solver's rounding.
             noise = 1e-9 * (1.0 + np.abs(dual.c) @ np.abs(lam))
             if J - J_new > 1e-7 * scale + noise:
                 raise RuntimeError(
-                    f"inner QP solver {solver} was too inaccurate: J fell from {J!r} to {J_new!r}"
+                    f"inner QP solver {backends[0].name} was too inaccurate: J fell from {J!r} to {J_new!r}"
                 )
             lam = lam_prev
-            path.append(J)
-            status = "converged"
+            run.path.append(J)
+            run.status = "converged"
             break
-        path.append(J_new)
+        run.path.append(J_new)
         gain = J_new - J
         J = J_new
         rel_gain = gain / scale
         gains.append(gain)
-        gap = remaining_gap(gains, alpha)
+        run.gap = remaining_gap(gains, dual.alpha)
         if exact and (len(block_ids) == 1 or _decoupled(qps)):
             # An exact bound and blocks sharing no column: one sweep is the exact maximiser.
-            status = "converged"
-            gap = 0.0
+            run.status = "converged"
+            run.gap = 0.0
             break
         done = gain <= tol * scale
-        done |= gap_tol is not None and gap <= gap_tol * scale
+        done |= gap_tol is not None and run.gap <= gap_tol * scale
         done |= varpi is not None and np.linalg.norm(lam - lam_prev) <= varpi * np.linalg.norm(lam)
         if done:
             if exact_sweep:
-                status = "converged"
+                run.status = "converged"
                 break
             # only an exact iteration may end the run: tighten until one is
             cap, floor = min(cap, eps / 10.0), min(floor, eps / 10.0)
-    inner = sum(bk.total_iter for bk in backends)
-    fallbacks = sum(getattr(bk, "n_fallbacks", 0) for bk in backends)
-    return MEDSolution(
-        lam=lam,
-        intercepts=dual.intercepts(lam),
-        objective=dual.objective(lam),
-        objective_path=np.asarray(path),
-        n_iter=n_iter,
-        status=status,
-        switch_posterior=dual.switch_posterior(lam),
-        method="bound",
-        solver=solver,
-        info={"update": update, "inner_iterations": inner, "inner_fallbacks": fallbacks,
-              "loose_iterations": n_loose, "inexact_iterations": n_inexact,
-              "rejected_iterations": n_rejected,
-              "gap_estimate": gap, "qp_form": [qp.form for qp in qps]},
-    )
+    run.lam = lam
+    return run

@@ -26,8 +26,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-def _osqp_polish():
-    """OSQP 1.x renamed ``polish`` to ``polishing``."""
+def osqp_polish_setting():
+    """OSQP's polishing setting under its installed name (1.x renamed ``polish`` to
+    ``polishing``), or nothing if OSQP is missing."""
     try:
         import osqp
 
@@ -37,7 +38,7 @@ def _osqp_polish():
     return {"polishing": True} if major >= 1 else {"polish": True}
 
 
-__all__ = ["BlockQP", "OSQPBackend", "CVXPYBackend", "is_qp_optimal"]
+__all__ = ["BlockQP", "OSQPBackend", "CVXPYBackend", "is_qp_optimal", "osqp_polish_setting"]
 
 
 def _nonzero_columns(M):
@@ -377,7 +378,7 @@ class OSQPBackend:
         if "polish" in opts:  # the pre-1.0 name of the setting
             opts["polishing"] = opts.pop("polish")
         self.settings.update(opts)
-        self._v1 = "polishing" in _osqp_polish()
+        self._v1 = "polishing" in osqp_polish_setting()
         self.solver = None
         self.total_iter = 0
         self.n_fallbacks = 0
@@ -495,7 +496,7 @@ class OSQPBackend:
 
 _CVXPY_QP_DEFAULTS = {
     "CLARABEL": dict(tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11, tol_ktratio=1e-9),
-    "OSQP": dict(eps_abs=1e-10, eps_rel=1e-10, max_iter=100000, **_osqp_polish()),
+    "OSQP": dict(eps_abs=1e-10, eps_rel=1e-10, max_iter=100000, **osqp_polish_setting()),
     "SCS": dict(eps_abs=1e-10, eps_rel=1e-10, max_iters=200000),
     "ECOS": dict(abstol=1e-10, reltol=1e-10, feastol=1e-10),
     "PIQP": dict(eps_abs=1e-10, eps_rel=1e-10),

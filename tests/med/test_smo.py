@@ -1,4 +1,4 @@
-"""The SMO's free-set steps (active-set steps on the face of the free coordinates).
+"""SMO for the Newton subproblem (medmtl.med.solvers.smo), and its free-set steps.
 
 On low-rank subproblems (linear and feature models) the pair loop crawls on a settled set of
 free coordinates; :func:`medmtl.med.solvers.smo._free_set_step` then solves the
@@ -17,7 +17,6 @@ from sklearn.svm import SVC
 import medmtl.med.solvers.smo as smo
 from medmtl.med.dual import feature_selection_dual, svm_dual
 from medmtl.med.solvers import solve
-from medmtl.med.solvers.newton import solve_newton
 from medmtl.med.solvers.smo import ColumnCache, _free_set_step, smo_solve
 
 
@@ -184,15 +183,7 @@ def test_smo_with_free_set_steps_matches_cvxpy(monkeypatch, seed, K):
     # The whole subproblem by the pair loop with free-set checks every few steps, against
     # CVXPY's QP solve; the free-set path must actually be taken.
     monkeypatch.setattr(smo, "FREE_SET_PERIOD", 3)
-    calls = []
-    real = smo._free_set_step
-
-    def counted(*args, **kw):
-        taken = real(*args, **kw)
-        calls.append(taken)
-        return taken
-
-    monkeypatch.setattr(smo, "_free_set_step", counted)
+    calls = _count_free_steps(monkeypatch)
     p = _problem(n=80, K=K, n_groups=2, seed=10 * seed + K)
     beta = p["beta0"].copy()
     grad = _grad_at(p, beta)
@@ -251,7 +242,7 @@ def test_linear_svm_with_free_set_steps_matches_libsvm(monkeypatch):
     calls = _count_free_steps(monkeypatch)
     X, y = _linear_data(300, 3, seed=8)  # rank 3 (+ the intercept's equality)
     dual = svm_dual([X], [y], "linear", C=0.5)
-    sol = solve_newton(dual)
+    sol = solve(dual, "newton")
     assert sol.status == "converged"
     assert sum(calls) >= 1
     clf = SVC(kernel="linear", C=0.5, tol=1e-10, shrinking=False).fit(X, y)
@@ -274,7 +265,7 @@ def test_feature_selection_with_free_set_steps_matches_direct(monkeypatch, tasks
         Xs.append(X)
         ys.append(y)
     dual = feature_selection_dual(Xs, ys, C=1.0, alpha=5.0)
-    sol = solve_newton(dual, solver_options=dict(group_grams=False))
+    sol = solve(dual, "newton", options=dict(group_grams=False))
     assert sol.status == "converged"
     assert sum(calls) >= 1
     ref = solve(dual, method="direct")

@@ -1,0 +1,320 @@
+"""The registry of solution methods, the ``"auto"`` policy, and :func:`solve`.
+
+:func:`solve` is the one way to run a method, built-in or registered: it looks the method
+up, checks the inner solver's name, the options and the starting point, runs the method,
+checks that the answer is feasible and finite, and turns its status into at most one
+``ConvergenceWarning`` (methods report, they do not warn).
+"""
+
+from __future__ import annotations
+
+import warnings
+from types import MappingProxyType
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from .base import MEDSolution, Method, Option, check_cvxpy_solver
+from .bound import BoundMethod
+from .direct import DirectMethod
+from .newton import NewtonMethod
+
+__all__ = ["solve", "get_method", "register_method", "unregister_method", "choose_method",
+           "AutoMethod", "METHODS"]
+
+_REGISTRY = {}
+METHODS = MappingProxyType(_REGISTRY)
+"""The registered methods by name (read-only: use :func:`register_method`)."""
+
+# Statuses of a method that met its stopping rule (CVXPY's "optimal" for the direct solve).
+_FINISHED = ("converged", "optimal")
+# Feasibility a returned answer must have: each group's equality to this fraction of the
+# group's total |a_i lam_i| (the box is checked exactly).
+_EQUALITY_RTOL = 1e-8
+
+
+def get_method(name):
+    """The registered method called ``name``.
+
+    >>> get_method("bound").default_solver
+    'OSQP'
+    >>> get_method("magic")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown method 'magic'; available: ['auto', 'bound', 'direct', 'newton']
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"method must be a method name (str); got {type(name).__name__}")
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; available: {sorted(_REGISTRY)}") from None
+
+
+def register_method(method, *, replace=False):
+    """Add a solution method, which :func:`solve` and every estimator can then run by name.
+
+    The method is checked before it is added: a :class:`~medmtl.med.solvers.Method`
+    instance with a name, options that include ``max_iter`` and ``tol`` and whose defaults
+    pass their own checks, and an inner-solver check that accepts ``None``.
+
+    Parameters
+    ----------
+    method : Method
+        An instance of a subclass of :class:`~medmtl.med.solvers.Method`.
+    replace : bool, default=False
+        Allow replacing a method registered under the same name.
+
+    Returns
+    -------
+    Method
+        ``method``, so that ``register_method(MyMethod())`` can be kept.
+
+    Examples
+    --------
+    See ``docs/extending/add_a_solver.md`` for a complete method.
+
+    >>> register_method(get_method("newton"))
+    Traceback (most recent call last):
+    ...
+    ValueError: a method named 'newton' is registered already; pass replace=True to replace it
+    """
+    if not isinstance(method, Method):
+        raise TypeError(f"register_method takes an instance of a medmtl.med.solvers.Method "
+                        f"subclass; got {type(method).__name__}")
+    name = method.name
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{type(method).__name__}.name must be a non-empty string; got {name!r}")
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"a method named {name!r} is registered already; pass replace=True to replace it")
+    if not all(isinstance(opt, Option) for opt in method.options):
+        raise TypeError(f"{type(method).__name__}.options must be a tuple of Option")
+    names = [opt.name for opt in method.options]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{type(method).__name__}.options declares an option twice: {names}")
+    missing = {"max_iter", "tol"} - set(names)
+    if missing:
+        raise ValueError(f"{type(method).__name__}.options lacks {sorted(missing)}: every method "
+                         f"takes max_iter and tol (the estimators pass both)")
+    method.check_options({})  # the defaults must pass their own checks
+    method.check_solver(None)
+    _REGISTRY[name] = method
+    return method
+
+
+def unregister_method(name):
+    """Remove the registered method ``name`` (a built-in one stays).
+
+    Returns
+    -------
+    Method
+        The method removed.
+    """
+    get_method(name)
+    if name in _BUILT_IN:
+        raise ValueError(f"{name!r} is a built-in method and cannot be removed")
+    return _REGISTRY.pop(name)
+
+
+# ---------------------------------------------------------------------------------------
+# The "auto" policy
+# ---------------------------------------------------------------------------------------
+# Narrow quadratic duals with many examples go to the direct QP (measured in
+# benchmarks/bench_med.py: the interior-point cost grows like n K^2, SMO's steps with n).
+_AUTO_DIRECT_MAX_WIDTH = 64
+_AUTO_DIRECT_MIN_N = 2000
+
+
+def choose_method(dual, options=None):
+    """The method ``"auto"`` runs on ``dual``: ``"direct"`` or ``"newton"``.
+
+    Narrow quadratic duals with many examples (no switched terms or ``alpha = 0``, factors
+    of at most 64 columns, ``n >= 2000``, no kernel evaluated on demand) go to the direct
+    CVXPY + Clarabel QP, unless an option of Newton's other than ``max_iter`` and ``tol``
+    is set away from its default; everything else, kernel duals included (kernel columns on
+    demand beat any factor-based solve), goes to ``"newton"``, the fastest method on every
+    other case of ``benchmarks/bench_med.py``.
+
+    Examples
+    --------
+    >>> from medmtl.med.dual import svm_dual
+    >>> X, y = np.tile([[1.0], [-1.0]], (1500, 1)), np.tile([1, -1], 1500)
+    >>> choose_method(svm_dual([X], [y])), choose_method(svm_dual([X[:20]], [y[:20]]))
+    ('direct', 'newton')
+    """
+    newton = _REGISTRY["newton"]
+    given = newton.check_options(options)
+    tuned = any(given[opt.name] != opt.default for opt in newton.options
+                if opt.name not in ("max_iter", "tol"))
+    quadratic = dual.n_terms == 0 or dual.alpha == 0
+    if tuned or not quadratic or dual.has_kernels:
+        return "newton"
+    width = ((0 if dual.Phi0 is None else dual.Phi0.shape[1])
+             + (0 if dual.Phi is None else dual.Phi.shape[1]))
+    return "direct" if width <= _AUTO_DIRECT_MAX_WIDTH and dual.n >= _AUTO_DIRECT_MIN_N else "newton"
+
+
+class AutoMethod(Method):
+    """``method="auto"`` (the default): the fastest correct method for the dual
+    (:func:`choose_method`), falling back to Newton if the direct solve fails.
+
+    Its options are Newton's; ``max_iter``, ``tol`` and the inner solver go to Newton only
+    (the direct QP runs at its defaults). A named inner solver is checked but not used: it
+    names another method's (an estimator's ``solver=`` for ``"bound"``), so that it does not
+    break ``"auto"``. The solution's ``method`` says which method ran.
+
+    Examples
+    --------
+    >>> from medmtl.med.dual import svm_dual
+    >>> X, y = np.array([[1.0], [2.0], [-1.0], [-2.0]]), np.array([1, 1, -1, -1])
+    >>> solve(svm_dual([X], [y]), "auto").method
+    'newton'
+    """
+
+    name = "auto"
+
+    @property
+    def options(self):
+        return _REGISTRY["newton"].options
+
+    def check_solver(self, solver):
+        if solver is None or (isinstance(solver, str) and solver.upper() == "SMO"):
+            return None
+        check_cvxpy_solver(solver)
+        return None
+
+    def solve(self, dual, solver, options, init):
+        if choose_method(dual, options) == "direct":
+            direct = _REGISTRY["direct"]
+            try:
+                return direct.solve(dual, direct.default_solver, direct.check_options({}), init)
+            except (RuntimeError, ValueError):
+                pass
+        newton = _REGISTRY["newton"]
+        return newton.solve(dual, newton.default_solver, options, init)
+
+
+# ---------------------------------------------------------------------------------------
+# Running a method
+# ---------------------------------------------------------------------------------------
+def solve(dual, method="auto", *, solver=None, options=None, init=None):
+    """Solve a :class:`~medmtl.med.dual.MEDDual` with the named method.
+
+    Parameters
+    ----------
+    dual : MEDDual
+    method : str, default="auto"
+        A registered method (:data:`METHODS`): ``"auto"`` (Newton, or the direct QP for a
+        narrow quadratic dual: :func:`choose_method`), ``"newton"`` (projected Newton with
+        SMO subproblems), ``"bound"`` (Algorithm 1) or ``"direct"`` (CVXPY, exponential
+        cone), or one added by :func:`register_method`.
+    solver : str, optional
+        The method's inner solver: ``"SMO"`` for ``"newton"``, ``"OSQP"`` or a CVXPY QP
+        solver for ``"bound"``'s QP steps, a CVXPY solver for ``"direct"``. None takes the
+        method's default.
+    options : dict, optional
+        The method's options (``get_method(method).describe_options()`` lists them);
+        ``max_iter`` and ``tol`` are options of every method, and what they mean is the
+        method's: Newton and Algorithm 1 stop when an iteration raises ``J`` by less than
+        ``tol * |J|`` (Newton also on its KKT test, ``kkt_tol``); the direct solve stops at
+        its solver's own tolerances. An unknown option is an error naming the valid ones.
+    init : array-like of shape (n,), optional
+        Starting multipliers (a warm start), projected onto the feasible set first.
+
+    Returns
+    -------
+    MEDSolution
+
+    Raises
+    ------
+    ValueError
+        For an unknown method or option, a bad value, an inner solver the method cannot
+        use, or a starting point of the wrong shape or with NaN or infinite values.
+    RuntimeError
+        When the inner solver fails, or the method returns multipliers that are not
+        finite or not feasible, or a non-finite objective.
+
+    Warns
+    -----
+    ConvergenceWarning
+        Once, when the method stopped before its stopping rule held (status
+        ``"max_iter"`` or ``"stalled"``).
+
+    Examples
+    --------
+    >>> from medmtl.med.dual import feature_selection_dual
+    >>> X = np.array([[1.0, 0.2], [0.9, -0.1], [-1.0, 0.1], [-1.1, 0.0]])
+    >>> dual = feature_selection_dual([X], [np.array([1, 1, -1, -1])], C=1.0, alpha=1.0)
+    >>> a = solve(dual, "bound", options={"inexact": False})
+    >>> b = solve(dual, "newton", solver="SMO", init=a.lam)
+    >>> c = solve(dual, "direct")
+    >>> bool(abs(a.objective - c.objective) <= 1e-6 * c.objective), b.n_iter <= 1
+    (True, True)
+    """
+    m = get_method(method)
+    solver = m.check_solver(solver)
+    checked = m.check_options(options)
+    start = _check_init(dual, init)
+    sol = m.solve(dual, solver, checked, start)
+    _check_solution(dual, sol, m.name)
+    _warn_from_status(sol, checked)
+    return sol
+
+
+def _check_init(dual, init):
+    """A feasible copy of the starting point, or None."""
+    if init is None:
+        return None
+    lam = np.asarray(init, dtype=float)
+    if lam.shape != (dual.n,):
+        raise ValueError(f"init must have shape ({dual.n},), one entry per multiplier; got shape {lam.shape}")
+    if not np.all(np.isfinite(lam)):
+        raise ValueError("init has NaN or infinite values")
+    return dual.project(lam)
+
+
+def _check_solution(dual, sol, name):
+    """Raise unless ``sol`` holds finite, feasible multipliers and a finite objective."""
+    if not isinstance(sol, MEDSolution):
+        raise TypeError(f"method {name!r} returned {type(sol).__name__}, not a MEDSolution")
+    lam = np.asarray(sol.lam, dtype=float)
+    if lam.shape != (dual.n,) or not np.all(np.isfinite(lam)):
+        raise RuntimeError(f"method {name!r} returned multipliers of shape {lam.shape} with "
+                           f"{np.size(lam) - np.count_nonzero(np.isfinite(lam))} NaN or infinite "
+                           f"values; expected ({dual.n},) finite values")
+    if not np.isfinite(sol.objective):
+        raise RuntimeError(f"method {name!r} returned the objective {sol.objective!r}")
+    if np.any(lam < dual.lo) or np.any(lam > dual.hi):
+        raise RuntimeError(f"method {name!r} returned multipliers outside the box [lo, hi]; "
+                           f"clip them or use dual.project")
+    ag = dual.a * lam
+    sums = np.bincount(dual.group_of, ag, minlength=len(dual.groups))
+    mass = np.bincount(dual.group_of, np.abs(ag), minlength=len(dual.groups))
+    if np.any(np.abs(sums) > _EQUALITY_RTOL * mass):
+        raise RuntimeError(f"method {name!r} returned multipliers that break the group equalities "
+                           f"(largest |a_g^T lam_g| = {np.max(np.abs(sums)):.3g}); use dual.project")
+    if not sol.method:
+        sol.method = name
+
+
+def _warn_from_status(sol, options):
+    """At most one ConvergenceWarning for a method that stopped before its stopping rule."""
+    if sol.status in _FINISHED:
+        return
+    if sol.status == "max_iter":
+        message = (f"MED method {sol.method!r} stopped at max_iter={options['max_iter']} "
+                   f"before converging; increase max_iter")
+    elif sol.status == "stalled":
+        message = (f"MED method {sol.method!r} stalled after {sol.n_iter} iterations: its step "
+                   f"made no progress before the stopping rule held")
+    else:
+        message = f"MED method {sol.method!r} stopped with status {sol.status!r}"
+    gap = sol.info.get("kkt_gap")
+    if gap is not None:
+        message += f" (KKT gap {gap:.3g})"
+    warnings.warn(message, ConvergenceWarning, stacklevel=3)
+
+
+_BUILT_IN = ("newton", "bound", "direct", "auto")
+for _method in (NewtonMethod(), BoundMethod(), DirectMethod(), AutoMethod()):
+    register_method(_method)

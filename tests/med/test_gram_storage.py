@@ -1,0 +1,57 @@
+"""Factor layouts and Gram storage (medmtl.med.solvers.gram_storage), kept in the dual's
+workspace and built once for every copy of the dual along a path."""
+
+import numpy as np
+import scipy.sparse as sp
+
+from medmtl.kernels import RBFKernel
+from medmtl.med.dual import adaptive_pooling_dual, feature_selection_dual, svm_dual
+from medmtl.med.solvers import solve
+from medmtl.med.solvers.gram_storage import FactorRows, GroupGrams
+from med_testdata import make_tasks
+
+
+def test_block_gram_grouping_needs_tasks_apart():
+    Xs, ys = make_tasks(M=2, T=6, D=2, seed=6)
+    assert GroupGrams.from_operators(svm_dual(Xs, ys, RBFKernel(1.0))).ok
+    # one task, or a model shared across tasks: no block grouping
+    assert not GroupGrams.from_operators(svm_dual(Xs[:1], ys[:1], RBFKernel(1.0))).ok
+    assert not GroupGrams.from_operators(adaptive_pooling_dual(Xs, ys, RBFKernel(1.0))).ok
+
+
+def test_group_grams_are_the_task_blocks_of_each_term():
+    Xs, ys = make_tasks(M=2, T=7, D=3, seed=2)
+    dual = feature_selection_dual(Xs, ys, C=1.0, alpha=1.0)
+    grams = GroupGrams.of(dual)
+    assert grams.ok
+    for g, terms, blocks in zip(grams.group_rows, grams.terms, grams.grams):
+        for t, B in zip(terms, blocks):
+            F = dual.Phi[:, dual.term_ptr[t]:dual.term_ptr[t + 1]]
+            F = F.toarray() if sp.issparse(F) else F
+            np.testing.assert_allclose(B, F[g] @ F[g].T, atol=1e-14)
+    lam = dual.project(np.full(dual.n, 0.5))
+    qs, q = grams.dots(lam, grams.times(lam), dual.n_terms)
+    np.testing.assert_allclose(0.5 * q, dual.term_quads(lam), rtol=1e-12)
+
+
+def test_layouts_are_built_once_for_a_path():
+    Xs, ys = make_tasks(M=3, T=20, D=4, seed=3)
+    dual = feature_selection_dual(Xs, ys, C=1.0, alpha=1.0)
+    assert dual.workspace.factor_rows is None and dual.workspace.factor_grams is None
+    solve(dual, "newton")
+    rows, grams = dual.workspace.factor_rows, dual.workspace.factor_grams
+    assert isinstance(rows, FactorRows) and isinstance(grams, GroupGrams) and grams.ok
+    other = dual.replace(C=2.0, alpha=4.0)
+    solve(other, "newton")
+    assert other.workspace.factor_rows is rows and other.workspace.factor_grams is grams
+    assert FactorRows.of(other) is rows and GroupGrams.of(other) is grams
+
+
+def test_dense_copies_only_where_they_pay():
+    Xs, ys = make_tasks(M=1, T=30, D=4, seed=4)
+    dense = FactorRows.of(feature_selection_dual(Xs, ys, C=1.0, alpha=1.0))
+    np.testing.assert_array_equal(dense.dense, dense.F.toarray())
+    assert dense.dense32.dtype == np.float32 and dense.dense32.shape == dense.F.shape
+    X = sp.random(30, 200, density=0.01, random_state=0, format="csr")
+    sparse = FactorRows.of(feature_selection_dual([X], ys, C=1.0, alpha=1.0))
+    assert sparse.dense is None and sparse.dense32 is None

@@ -1,0 +1,327 @@
+"""``method="newton"`` (medmtl.med.solvers.newton) against the direct exponential-cone solve.
+
+Every MED model kind is solved both ways on small problems: the objectives must agree to
+1e-6 relative, the Newton answer must satisfy the KKT conditions on its own, its objective
+path must never decrease, and warm starts along (C, alpha) paths must save work. The plain
+SVM and SVR, also on kernel columns (no n x n factor ever built), are checked against
+libsvm (scikit-learn's SVC and SVR).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC, SVR
+
+from medmtl.kernels import LinearKernel, PolynomialKernel, RBFKernel, per_feature_kernels
+from medmtl.med.dual import (
+    KernelGram,
+    MEDDual,
+    adaptive_pooling_dual,
+    feature_selection_dual,
+    kernel_selection_dual,
+    svm_dual,
+)
+from medmtl.med.solvers import solve
+from med_testdata import (
+    MODEL_KINDS,
+    assert_kkt,
+    make_regression_tasks,
+    make_tasks,
+    model_dual,
+    naive_objective,
+    reference_solution,
+)
+
+
+def newton(dual, init=None, **options):
+    return solve(dual, "newton", options=options, init=init)
+
+
+def _assert_monotone(path):
+    path = np.asarray(path)
+    assert path[0] == 0.0
+    assert np.all(np.diff(path) >= -1e-12 * max(1.0, abs(path[-1]))), np.diff(path)
+
+
+def _no_kernel_factorised(dual):
+    """Neither the shared kernel nor a switched kernel term has been factorised."""
+    ws = dual.workspace
+    kernel_terms = any(isinstance(G, KernelGram) for G in dual.term_grams())
+    return ws.shared_factor is None and (ws.switched_factors is None or not kernel_terms)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 3.0, 300.0])
+@pytest.mark.parametrize("kind", MODEL_KINDS)
+def test_newton_matches_direct_and_is_optimal(kind, alpha):
+    if kind.startswith("svm") and alpha:
+        pytest.skip("the SVM has no switches: alpha plays no role")
+    dual = model_dual(kind, alpha=alpha)
+    ref = reference_solution(dual)
+    sol = newton(dual)
+    assert sol.status == "converged"
+    assert ref.objective > 0
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+    # Optimal on its own terms, not only close to the reference value.
+    assert_kkt(dual, sol.lam)
+    _assert_monotone(sol.objective_path)
+    # J reported (at the end of the path and as the objective) is J at the answer, as the
+    # formula gives it from dense Gram matrices
+    assert sol.objective_path[-1] == pytest.approx(naive_objective(dual, sol.lam), rel=1e-10)
+    assert sol.objective == pytest.approx(dual.objective(sol.lam), rel=1e-14)
+    np.testing.assert_allclose(sol.switch_posterior, dual.switch_posterior(sol.lam))
+    np.testing.assert_allclose(sol.intercepts, dual.intercepts(sol.lam))
+    # The same optimum: u = Phi^T lam is unique where J is strictly concave in u.
+    np.testing.assert_allclose(dual.switched_u(sol.lam), dual.switched_u(ref.lam), atol=2e-3)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_svm_matches_libsvm(kernel):
+    Xs, ys = make_tasks(1, 80, 5, seed=3, noise=1.0)
+    X, y = Xs[0], ys[0]
+    k = LinearKernel() if kernel == "linear" else RBFKernel(0.3)
+    dual = svm_dual([X], [y], k, C=0.7)
+    sol = newton(dual)
+    clf = SVC(kernel="linear" if kernel == "linear" else "rbf", gamma=0.3, C=0.7, tol=1e-10,
+              shrinking=False).fit(X, y)
+    lam_svc = np.zeros(y.size)
+    lam_svc[clf.support_] = np.abs(clf.dual_coef_[0])
+    assert sol.objective == pytest.approx(dual.objective(lam_svc), rel=1e-6)
+    # libsvm's decision uses -rho as the intercept; the KKT intercept must agree with it
+    assert sol.intercepts[0] == pytest.approx(clf.intercept_[0], abs=1e-4)
+    K = k(X, X)
+    f = K @ (y * sol.lam) + sol.intercepts[0]
+    np.testing.assert_array_equal(np.sign(f), np.sign(clf.decision_function(X)))
+
+
+def test_alpha_zero_feature_selection_is_the_svm():
+    Xs, ys = make_tasks(1, 40, 5, seed=4, noise=0.4)
+    a = newton(feature_selection_dual(Xs, ys, C=1.0, alpha=0.0))
+    b = newton(svm_dual(Xs, ys, "linear", C=1.0))
+    assert a.objective == pytest.approx(b.objective, rel=1e-8)
+    assert a.n_iter == 1  # J is quadratic: one Newton step is the whole solve
+
+
+def _cold_and_warm(path, rel):
+    """Solve each dual of ``path`` cold, and warm-started from the previous warm answer; both
+    must reach the same J. Returns the pairs (cold, warm)."""
+    pairs, lam = [], None
+    for dual in path:
+        cold = newton(dual)
+        warm = newton(dual, init=lam)
+        assert warm.objective == pytest.approx(cold.objective, rel=rel)
+        pairs.append((cold, warm))
+        lam = warm.lam
+    return pairs
+
+
+def _steps(solutions):
+    return sum(sum(sol.info["smo_steps"]) for sol in solutions)
+
+
+def test_warm_starts_along_paths_save_work():
+    Xs, ys = make_tasks(3, 30, 8, seed=5, noise=0.4)
+    alphas = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
+    cold, warm = zip(*_cold_and_warm([feature_selection_dual(Xs, ys, C=1.0, alpha=alpha)
+                                      for alpha in alphas], rel=1e-8))
+    for k, sol in enumerate(warm):
+        _assert_monotone(sol.objective_path - sol.objective_path[0] if k else sol.objective_path)
+    assert sum(s.n_iter for s in warm) < sum(s.n_iter for s in cold)
+    assert _steps(warm) < _steps(cold)
+    # along C the previous solution is clipped into the new box
+    cold, warm = zip(*_cold_and_warm([feature_selection_dual(Xs, ys, C=C, alpha=2.0)
+                                      for C in [0.25, 0.5, 1.0, 2.0]], rel=1e-8))
+    assert _steps(warm) < _steps(cold)
+
+
+def test_optimal_warm_start_returns_at_once():
+    dual = model_dual("fs_multi")
+    sol = newton(dual)
+    again = newton(dual, init=sol.lam)
+    assert again.n_iter <= 1
+    assert again.objective == pytest.approx(sol.objective, rel=1e-10)
+
+
+@pytest.mark.parametrize("options", [{"cache_size": 1e-4}, {"shrinking": False},
+                                     {"cache_size": 0.02, "shrinking": True}])
+def test_cache_eviction_and_shrinking_do_not_change_the_answer(options):
+    dual = model_dual("pooling_rbf")  # the column-cache path (pooling couples the tasks)
+    ref = newton(dual)
+    sol = newton(dual, **options)
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert_kkt(dual, sol.lam)
+
+
+@pytest.mark.parametrize("kind", ["ks_multi", "fs_multi_regression"])
+def test_task_block_path_agrees_with_the_column_cache_path(kind):
+    dual = model_dual(kind, alpha=30.0)
+    blocks = newton(dual)
+    generic = newton(dual, group_grams=False)
+    assert blocks.objective == pytest.approx(generic.objective, rel=1e-9)
+    no_shrink = newton(dual, shrinking=False)
+    assert no_shrink.objective == pytest.approx(generic.objective, rel=1e-9)
+
+
+def test_iteration_cap_warns_once():
+    dual = model_dual("fs_multi", alpha=300.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = newton(dual, max_iter=1)
+    assert [w.category for w in caught] == [ConvergenceWarning]
+    assert "max_iter=1" in str(caught[0].message)
+    assert sol.status == "max_iter"
+    _assert_monotone(sol.objective_path)
+    # still a feasible point
+    assert dual.kkt_violation(sol.lam)["equality"] <= 1e-9
+
+
+def test_bad_input_and_no_side_effects():
+    dual = model_dual("fs_single")
+    before = {k: np.copy(getattr(dual, k)) for k in ("c", "lo", "hi", "a")}
+    Phi = dual.Phi.copy() if not sp.issparse(dual.Phi) else dual.Phi.toarray()
+    warm = np.full(dual.n, 0.5)
+    warm_copy = warm.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        newton(dual, init=warm)
+    np.testing.assert_array_equal(warm, warm_copy)
+    for k, v in before.items():
+        np.testing.assert_array_equal(getattr(dual, k), v)
+    np.testing.assert_array_equal(dual.Phi.toarray() if sp.issparse(dual.Phi) else dual.Phi, Phi)
+    with pytest.raises(ValueError, match="init"):
+        newton(dual, init=np.zeros(dual.n + 1))
+    with pytest.raises(ValueError, match="NaN"):
+        newton(dual, init=np.full(dual.n, np.nan))
+    with pytest.raises(ValueError, match="unknown options"):
+        newton(dual, bogus=1)
+    with pytest.raises(ValueError, match="solver"):
+        solve(dual, "newton", solver="OSQP")
+    with pytest.raises(ValueError, match="max_iter"):
+        newton(dual, max_iter=0)
+    with pytest.raises(ValueError, match="kkt_tol"):
+        newton(dual, kkt_tol=-1)
+
+
+def test_the_smo_solver_is_named_by_every_spelling():
+    dual = model_dual("fs_single")
+    ref = newton(dual)
+    for name in (None, "SMO", "smo"):
+        sol = solve(dual, "newton", solver=name)
+        assert sol.solver == "SMO" and sol.objective == ref.objective
+
+
+# ---------------------------------------------------------------------------------------
+# Kernel columns on demand: no n x n factor
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("cache_size", [256.0, 0.004])
+def test_rbf_svm_on_kernel_columns_is_libsvm(cache_size):
+    Xs, ys = make_tasks(M=1, T=150, D=4, seed=3, noise=1.0)
+    X, y = Xs[0], ys[0]
+    dual = svm_dual([X], [y], RBFKernel(0.4), C=0.8)
+    sol = newton(dual, cache_size=cache_size)
+    assert sol.info["model"] == "KernelModel"
+    assert dual.workspace.shared_factor is None  # no n x n factor was built
+    if cache_size < 1:
+        assert sol.info["columns"] > dual.n  # columns were evicted and recomputed
+    clf = SVC(kernel="rbf", gamma=0.4, C=0.8, tol=1e-10, shrinking=False).fit(X, y)
+    lam_svc = np.zeros(y.size)
+    lam_svc[clf.support_] = np.abs(clf.dual_coef_[0])
+    assert sol.objective == pytest.approx(dual.objective(lam_svc), rel=1e-6)
+    assert_kkt(dual, sol.lam)
+    assert sol.intercepts[0] == pytest.approx(clf.intercept_[0], abs=1e-4)
+    f = RBFKernel(0.4)(X, X) @ (y * sol.lam) + sol.intercepts[0]
+    np.testing.assert_array_equal(np.sign(f), np.sign(clf.decision_function(X)))
+
+
+def test_rbf_svr_on_kernel_columns_is_libsvm():
+    Xs, ys = make_regression_tasks(M=1, T=60, D=3, seed=4)
+    X, y = Xs[0], ys[0]
+    dual = svm_dual([X], [y], RBFKernel(0.3), C=2.0, regression=True, epsilon=0.2)
+    sol = newton(dual)
+    assert sol.info["model"] == "KernelModel"
+    reg = SVR(kernel="rbf", gamma=0.3, C=2.0, epsilon=0.2, tol=1e-10, shrinking=False).fit(X, y)
+    coef = np.zeros(y.size)
+    coef[reg.support_] = reg.dual_coef_[0]
+    lam_svr = np.concatenate([np.maximum(coef, 0), np.maximum(-coef, 0)])
+    assert sol.objective == pytest.approx(dual.objective(lam_svr), rel=1e-6)
+    assert_kkt(dual, sol.lam)
+    T = y.size
+    pred = RBFKernel(0.3)(X, X) @ (sol.lam[:T] - sol.lam[T:]) + sol.intercepts[0]
+    np.testing.assert_allclose(pred, reg.predict(X), atol=1e-3)
+
+
+def _factored_copy(dual):
+    """The same dual with every term given by an explicit factor (the old representation)."""
+    return MEDDual(c=dual.c, lo=dual.lo, hi=dual.hi, a=dual.a, groups=dual.groups,
+                   Phi0=dual.Phi0, Phi=dual.Phi, term_ptr=dual.term_ptr if dual.n_terms else None,
+                   alpha=dual.alpha)
+
+
+def _kernel_duals():
+    Xs, ys = make_tasks(M=3, T=25, D=4, seed=5)
+    bank = [RBFKernel(0.2), PolynomialKernel(2, gamma=0.3), LinearKernel()] + per_feature_kernels(2)
+    return {
+        # single task: kernel columns with switched terms (line search on kernel products)
+        "ks_single": kernel_selection_dual(Xs[:1], ys[:1], bank, C=1.0, alpha=5.0),
+        # multi task: per-task Gram blocks from kernel evaluations
+        "ks_multi": kernel_selection_dual(Xs, ys, bank, C=1.0, alpha=5.0),
+        # a shared model over all tasks: kernel columns across tasks
+        "pooling": adaptive_pooling_dual(Xs, ys, RBFKernel(0.3), C=1.0, alpha=5.0, task_scale=3.0),
+        "svm_multi": svm_dual(Xs, ys, RBFKernel(0.3), C=1.0),
+    }
+
+
+@pytest.mark.parametrize("kind,model", [("ks_single", "KernelModel"), ("ks_multi", "BlockModel"),
+                                        ("pooling", "KernelModel"), ("svm_multi", "BlockModel")])
+def test_kernel_models_match_their_factored_form_and_the_direct_solve(kind, model):
+    dual = _kernel_duals()[kind]
+    sol = newton(dual)
+    assert sol.status == "converged" and sol.info["model"] == model
+    assert _no_kernel_factorised(dual)
+    assert sol.objective == pytest.approx(dual.objective(sol.lam), rel=1e-12)
+    assert_kkt(dual, sol.lam)
+    np.testing.assert_allclose(sol.switch_posterior, dual.switch_posterior(sol.lam), rtol=1e-9)
+    np.testing.assert_allclose(sol.intercepts, dual.intercepts(sol.lam), rtol=1e-7, atol=1e-9)
+    factored = _factored_copy(dual)
+    ref = newton(factored)
+    assert ref.info["model"] == "FactorModel"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
+    assert factored.objective(sol.lam) == pytest.approx(sol.objective, rel=1e-10)
+    direct = solve(dual, method="direct", options={"solver_settings": dict(
+        tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9, tol_ktratio=1e-7)})
+    assert sol.objective == pytest.approx(direct.objective, rel=1e-6)
+    assert sol.objective >= direct.objective - 1e-9 * abs(direct.objective)
+
+
+def test_kernel_paths_warm_start_and_agree_with_cold_solves():
+    dual = _kernel_duals()["ks_multi"]
+    cold, warm = zip(*_cold_and_warm([dual.replace(alpha=alpha) for alpha in [0.5, 2.0, 8.0]],
+                                     rel=1e-9))
+    assert _steps(warm) < _steps(cold)
+    # the block products of the last answer are reused by a warm start from it
+    lam = warm[-1].lam
+    assert np.array_equal(dual.workspace.block_products[0], lam)
+    again = newton(dual.replace(alpha=8.0), init=lam)
+    assert again.n_iter <= 1 and again.objective == pytest.approx(warm[-1].objective, rel=1e-12)
+
+
+def test_kernel_solve_leaves_inputs_alone():
+    Xs, ys = make_tasks(M=2, T=15, D=3, seed=8)
+    copies = [X.copy() for X in Xs], [y.copy() for y in ys]
+    dual = kernel_selection_dual(Xs, ys, [RBFKernel(0.3), PolynomialKernel(2)], C=1.0, alpha=2.0)
+    warm = np.full(dual.n, 0.3)
+    warm_copy = warm.copy()
+    c, a = dual.c.copy(), dual.a.copy()
+    newton(dual, init=warm)
+    newton(dual, group_grams=False)
+    np.testing.assert_array_equal(warm, warm_copy)
+    np.testing.assert_array_equal(dual.c, c)
+    np.testing.assert_array_equal(dual.a, a)
+    for X, X0 in zip(Xs, copies[0]):
+        np.testing.assert_array_equal(X, X0)
+    for y, y0 in zip(ys, copies[1]):
+        np.testing.assert_array_equal(y, y0)
+    with pytest.raises(ValueError, match="cache_size"):
+        newton(dual, cache_size=0)
