@@ -2,28 +2,32 @@
 
 Every loader reads the original files with numpy / scipy / the standard library and returns
 either a :class:`MultiTaskDataset` or, for multi-class and matrix-shaped sources, plain
-arrays that :func:`multiclass_tasks` or an experiment turns into tasks. ``$MEDMTL_DATA``
-overrides the data folder.
+arrays that :func:`multiclass_tasks` or an experiment turns into tasks. The files come from
+:func:`~medmtl.datasets.data_home` (``$MEDMTL_DATA`` overrides it). Each file is checked
+against the data manifest before it is parsed and the parsed shape after, so a damaged or
+different file raises :class:`~medmtl.datasets.DataFileError` naming it.
 """
 
 from __future__ import annotations
 
 import csv
 import gzip
-import os
 import struct
 import tarfile
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import scipy.io as sio
 import scipy.sparse as sp
 
 from medmtl.datasets.base import MultiTaskDataset, Task, multiclass_tasks
+from medmtl.datasets.manifest import DataFileError, _identity, check_shape, verified_path
 
 __all__ = [
-    "data_dir", "load_landmine", "load_dermatology", "load_splice", "load_statlog_dna",
+    "load_landmine", "load_dermatology", "load_splice", "load_statlog_dna",
     "load_heart", "load_housing", "load_spam", "load_sentiment", "load_20newsgroups",
     "load_usps", "load_mnist_test", "load_nci60",
 ]
@@ -38,25 +42,89 @@ HOUSING_FEATURES = ("CRIM", "ZN", "INDUS", "CHAS", "NOX", "RM", "AGE", "DIS", "R
                     "PTRATIO", "B", "LSTAT")
 
 
-def data_dir():
-    """The folder holding the bundled data sets (``$MEDMTL_DATA`` or the repository's ``data/``)."""
-    env = os.environ.get("MEDMTL_DATA")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "data"
-    if not path.is_dir():
-        raise FileNotFoundError(f"data folder {path} not found; set MEDMTL_DATA to the folder "
-                                "holding landmine/, uci_dermatology/, ...")
-    return path
+@dataclass(frozen=True)
+class _Source:
+    """One data set as stored: its files, how to parse them, and the shape of the parse."""
+
+    loader: str                 # the call that reads it, for messages and the manifest
+    files: tuple                # paths inside the data folder
+    parse: Callable             # parse(*paths) -> the parsed data
+    shape: Callable             # shape(parsed) -> rows, features, tasks, classes
+    memoise: bool = False       # keep the parse for later calls (outputs must not share it)
 
 
-def _file(*parts):
-    path = data_dir().joinpath(*parts)
-    if not path.exists():
-        raise FileNotFoundError(f"missing data file {path}")
-    return path
+def _shape(rows, features, tasks, classes):
+    return {"rows": int(rows), "features": features, "tasks": int(tasks), "classes": classes}
+
+
+def _n_classes(labels):
+    return int(np.unique(np.asarray(labels)).size)
+
+
+def _n_features(blocks):
+    """The common column count of per-task blocks, or the sorted distinct counts if they differ."""
+    widths = sorted({int(b.shape[1]) for b in blocks})
+    return widths[0] if len(widths) == 1 else widths
+
+
+def _parse(key, paths):
+    """Parse data set ``key`` from ``paths``; any failure becomes a DataFileError naming the files."""
+    source = _SOURCES[key]
+    try:
+        parsed = source.parse(*paths)
+        return parsed, source.shape(parsed)
+    except DataFileError:
+        raise
+    except Exception as exc:  # a parser's own error does not say which file it was reading
+        files = ", ".join(str(p) for p in paths)
+        raise DataFileError(f"could not parse {files} for {source.loader}: {type(exc).__name__}: {exc}") from exc
+
+
+def _parsed_shape(key, home):
+    """The shape parsed from data set ``key``'s files in folder ``home``, unchecked (for the manifest)."""
+    return _parse(key, [Path(home) / f for f in _SOURCES[key].files])[1]
+
+
+def _verified(key):
+    """Data set ``key``'s files, checked against the manifest, and their versions.
+
+    A version is (resolved path, size, modification time): what a memoised parse is keyed on.
+    """
+    paths = [verified_path(f) for f in _SOURCES[key].files]
+    return paths, tuple(_identity(p) for p in paths)
+
+
+_parsed = {}  # key -> (file versions, parse) of the memoised data sets
+
+
+def _read(key):
+    """Data set ``key`` parsed from the data folder: files checked before parsing, shape after."""
+    source = _SOURCES[key]
+    paths, versions = _verified(key)
+    if source.memoise and key in _parsed and _parsed[key][0] == versions:
+        return _parsed[key][1]
+    parsed, found = _parse(key, paths)
+    check_shape(key, found, paths)
+    if source.memoise:
+        _parsed[key] = (versions, parsed)
+    return parsed
 
 
 def _maybe_tasks(X, labels, scheme, name):
     return (X, labels) if scheme is None else multiclass_tasks(X, labels, scheme, name=name)
+
+
+def _parse_landmine(path):
+    d = sio.loadmat(path)
+    features, labels = d["feature"], d["label"]
+    if features.shape != labels.shape or features.shape[0] != 1:
+        raise DataFileError(f"{path}: 'feature' {features.shape} and 'label' {labels.shape} must both be 1 x tasks")
+    tasks = [(np.asarray(features[0, m], dtype=np.float64), labels[0, m].ravel().astype(np.int64))
+             for m in range(features.shape[1])]
+    for m, (X, y) in enumerate(tasks):
+        if X.ndim != 2 or X.shape[0] != len(y):
+            raise DataFileError(f"{path}: field {m + 1} has features {X.shape} for {len(y)} labels")
+    return tasks
 
 
 def load_landmine(tasks=None):
@@ -73,21 +141,24 @@ def load_landmine(tasks=None):
     >>> len(ds), ds[0].X.shape, sorted(set(ds[0].y.tolist()))
     (29, (690, 9), [-1, 1])
     """
-    d = sio.loadmat(_file("landmine", "LandmineData.mat"))
-    all_tasks = [Task(np.asarray(d["feature"][0, m], dtype=np.float64),
-                      d["label"][0, m].ravel().astype(np.int64) * 2 - 1, f"field {m + 1}")
-                 for m in range(d["feature"].shape[1])]
+    all_tasks = [Task(X, y * 2 - 1, f"field {m + 1}") for m, (X, y) in enumerate(_read("landmine"))]
     keep = range(len(all_tasks)) if tasks is None else tasks
     return MultiTaskDataset([all_tasks[m] for m in keep], "landmine",
                             [f"f{i + 1}" for i in range(9)],
                             "Xue et al. (2007) landmine detection; one task per minefield")
 
 
-@lru_cache(maxsize=1)
-def _dermatology_raw():
-    D = np.genfromtxt(_file("uci_dermatology", "dermatology.data"), delimiter=",",
-                      missing_values="?", filling_values=np.nan)
+def _parse_dermatology(path):
+    D = np.genfromtxt(path, delimiter=",", missing_values="?", filling_values=np.nan)
+    if D.ndim != 2 or D.shape[1] != 35:
+        raise DataFileError(f"{path}: expected rows of 35 comma-separated values, got an array of shape {D.shape}")
     D = D[~np.all(np.isnan(D), axis=1)]
+    # Only the age (column 33) has missing values; anything else unreadable is damage.
+    bad = np.argwhere(np.isnan(np.delete(D, 33, axis=1)))
+    if bad.size:
+        raise DataFileError(f"{path}: row {bad[0, 0] + 1} has a missing or non-numeric value outside the age column")
+    if not np.isin(D[:, 34], np.arange(1, 7)).all():
+        raise DataFileError(f"{path}: class labels (last column) must be 1..6")
     return D[:, :34], D[:, 34].astype(int)
 
 
@@ -103,7 +174,7 @@ def load_dermatology(impute_age=True):
     >>> len(ds), ds[0].X.shape, int((ds[0].y == 1).sum())
     (6, (366, 34), 112)
     """
-    X, labels = _dermatology_raw()
+    X, labels = _read("dermatology")
     X = X.copy()
     missing = np.isnan(X[:, 33])
     if impute_age:
@@ -117,19 +188,23 @@ def load_dermatology(impute_age=True):
 
 
 _NUCLEOTIDES = {"A": 0, "C": 1, "G": 2, "T": 3}
+_SPLICE_CLASSES = ("EI", "IE", "N")
+_SPLICE_LETTERS = frozenset("ACGTDNSR")  # D, N, S and R are ambiguity codes
 
 
-@lru_cache(maxsize=1)
-def _splice_raw():
-    with open(_file("uci_splice", "splice.csv"), newline="") as fh:
+def _parse_splice(path):
+    with open(path, newline="") as fh:
         rows = [[c.strip() for c in r] for r in csv.reader(fh)][1:]
+    for line, r in enumerate(rows, start=2):
+        if len(r) != 3 or r[0] not in _SPLICE_CLASSES or len(r[2]) != 60 or not _SPLICE_LETTERS.issuperset(r[2]):
+            raise DataFileError(f"{path}: line {line} is not 'class (EI/IE/N), donor, 60 nucleotides'")
     labels = np.array([r[0] for r in rows])
     seqs = [r[2] for r in rows]
     onehot = np.zeros((len(seqs), 60, 4))
     for i, s in enumerate(seqs):
         for j, ch in enumerate(s):
             k = _NUCLEOTIDES.get(ch)
-            if k is not None:  # ambiguity codes (D, N, S, R) stay all-zero
+            if k is not None:  # ambiguity codes stay all-zero
                 onehot[i, j, k] = 1.0
     return onehot, labels
 
@@ -153,7 +228,7 @@ def load_splice(window=None, positive="EI", negative=None):
     >>> ds[0].X.shape, int((ds[0].y == 1).sum())
     ((3190, 100), 767)
     """
-    onehot, labels = _splice_raw()
+    onehot, labels = _read("splice")
     if window is not None:
         if not 1 <= window <= 60:
             raise ValueError(f"window must be in 1..60, got {window}")
@@ -171,6 +246,15 @@ def load_splice(window=None, positive="EI", negative=None):
     names = [f"pos{p}:{n}" for p in positions for n in "ACGT"]
     return MultiTaskDataset([Task(X[keep], y, name)], "splice", names[:X.shape[1]],
                             "UCI splice-junction DNA, one-hot A/C/G/T per position")
+
+
+def _parse_statlog_dna(path):
+    from sklearn.datasets import load_svmlight_file
+
+    X, labels = load_svmlight_file(str(path), n_features=180)
+    if not np.isin(labels, (1, 2, 3)).all():
+        raise DataFileError(f"{path}: class labels must be 1, 2 or 3")
+    return X.tocsr(), labels.astype(np.int64)
 
 
 def load_statlog_dna(split="train", scheme=None):
@@ -194,13 +278,25 @@ def load_statlog_dna(split="train", scheme=None):
     >>> X.shape, np.bincount(labels).tolist()
     ((1186, 180), [0, 303, 280, 603])
     """
-    from sklearn.datasets import load_svmlight_file
-
-    name = {"train": "dna.scale", "test": "dna.scale.t"}.get(split)
-    if name is None:
+    if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
-    X, labels = load_svmlight_file(str(_file("statlog_dna", name)), n_features=180)
-    return _maybe_tasks(X.tocsr(), labels.astype(np.int64), scheme, f"statlog_dna-{split}")
+    X, labels = _read(f"statlog_dna/{split}")
+    return _maybe_tasks(X, labels, scheme, f"statlog_dna-{split}")
+
+
+def _parse_table(path, columns, skiprows=0):
+    """A whitespace-separated numeric table with ``columns`` values per row."""
+    D = np.loadtxt(path, skiprows=skiprows, ndmin=2)
+    if D.shape[1] != columns:
+        raise DataFileError(f"{path}: expected {columns} values per row, got {D.shape[1]}")
+    return D
+
+
+def _parse_heart(path):
+    D = _parse_table(path, 14, skiprows=1)
+    if not np.isin(D[:, 13], (1, 2)).all():
+        raise DataFileError(f"{path}: class labels (last column) must be 1 or 2")
+    return D
 
 
 def load_heart(n_tasks=10, scale=True):
@@ -215,7 +311,7 @@ def load_heart(n_tasks=10, scale=True):
     >>> len(ds), sum(t.n_samples for t in ds), ds[0].X.shape[1]
     (10, 270, 13)
     """
-    d = np.loadtxt(_file("uci_statlog_heart", "heart.dat"), skiprows=1)
+    d = _read("heart")
     X, y = d[:, :13], np.where(d[:, 13] == 2, 1, -1)
     age = X[:, 0]
     if scale:
@@ -236,9 +332,22 @@ def load_housing():
     >>> ds[0].X.shape, round(float(ds[0].y.mean()), 2)
     ((506, 13), 22.53)
     """
-    D = np.loadtxt(_file("boston_housing", "housing.data"))
+    D = _read("housing")
     return MultiTaskDataset([Task(D[:, :13], D[:, 13], "MEDV")], "housing", list(HOUSING_FEATURES),
                             "Boston housing (Harrison & Rubinfeld 1978)")
+
+
+def _parse_spam(path):
+    d = sio.loadmat(path)
+    X, Y = d["X"], d["Y"]
+    if X.shape != Y.shape or X.shape[0] != 1:
+        raise DataFileError(f"{path}: 'X' {X.shape} and 'Y' {Y.shape} must both be 1 x users")
+    users = [(sp.csr_matrix(X[0, u], dtype=np.float64), Y[0, u].ravel().astype(np.int64))
+             for u in range(X.shape[1])]
+    for u, (Xu, yu) in enumerate(users):
+        if Xu.shape[0] != len(yu):
+            raise DataFileError(f"{path}: user {u + 1} has {Xu.shape[0]} emails for {len(yu)} labels")
+    return users
 
 
 def load_spam():
@@ -252,27 +361,32 @@ def load_spam():
     >>> len(ds), ds[0].X.shape, ds[0].X.format
     (15, (400, 152543), 'csr')
     """
-    d = sio.loadmat(_file("ecml2006_spam_taskB", "emails.mat"))
-    tasks = [Task(sp.csr_matrix(d["X"][0, u], dtype=np.float64),
-                  d["Y"][0, u].ravel().astype(np.int64) * 2 - 1, f"user {u + 1}")
-             for u in range(d["X"].shape[1])]
+    tasks = [Task(X, y * 2 - 1, f"user {u + 1}") for u, (X, y) in enumerate(_read("spam"))]
     return MultiTaskDataset(tasks, "spam", None, "ECML/PKDD 2006 Discovery Challenge task B")
 
 
-def _read_reviews(path):
-    docs, ys = [], []
+def _read_reviews(path, polarity):
+    """The reviews of one file, each a dict token -> count; every line must end in the file's label."""
+    label = f"#label#:{polarity}"
+    docs = []
     with gzip.open(path, "rt", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
+        for line_no, line in enumerate(fh, start=1):
             toks = line.split()
             if not toks:
                 continue
-            ys.append(1 if toks[-1] == "#label#:positive" else -1)
+            if toks[-1] != label:
+                raise DataFileError(f"{path}: line {line_no} does not end with {label}")
             doc = {}
             for tok in toks[:-1]:
                 word, count = tok.rsplit(":", 1)
                 doc[word] = int(count)
             docs.append(doc)
-    return docs, ys
+    return docs
+
+
+def _parse_sentiment_domain(positive_path, negative_path):
+    pos, neg = _read_reviews(positive_path, "positive"), _read_reviews(negative_path, "negative")
+    return pos + neg, np.array([1] * len(pos) + [-1] * len(neg), dtype=np.int64)
 
 
 def load_sentiment(domains=SENTIMENT_DOMAINS):
@@ -287,14 +401,10 @@ def load_sentiment(domains=SENTIMENT_DOMAINS):
     >>> len(ds), ds[0].X.shape[0], ds[0].X.format, ds.n_features == len(ds.feature_names)
     (4, 2000, 'csr', True)
     """
-    per_domain = []
     for dom in domains:
-        docs, ys = [], []
-        for pol in ("positive", "negative"):
-            d, y = _read_reviews(_file("blitzer_sentiment", "processed_acl", dom, f"{pol}.review.gz"))
-            docs += d
-            ys += y
-        per_domain.append((dom, docs, np.array(ys, dtype=np.int64)))
+        if dom not in SENTIMENT_DOMAINS:
+            raise ValueError(f"unknown sentiment domain {dom!r}; choose from {SENTIMENT_DOMAINS}")
+    per_domain = [(dom, *_read(f"sentiment/{dom}")) for dom in domains]
     vocab = sorted({w for _, docs, _ in per_domain for d in docs for w in d})
     index = {w: i for i, w in enumerate(vocab)}
     tasks = []
@@ -311,10 +421,9 @@ def load_sentiment(domains=SENTIMENT_DOMAINS):
     return MultiTaskDataset(tasks, "sentiment", vocab, "Blitzer et al. (2007) processed_acl, labelled part")
 
 
-@lru_cache(maxsize=1)
-def _newsgroups_raw():
+def _parse_newsgroups(path):
     docs, groups, parts = [], [], []
-    with tarfile.open(_file("20newsgroups", "20news-bydate.tar.gz")) as tar:
+    with tarfile.open(path) as tar:
         for member in tar.getmembers():
             if not member.isfile():
                 continue
@@ -348,11 +457,22 @@ def load_20newsgroups(subset="all"):
     """
     if subset not in ("train", "test", "all"):
         raise ValueError(f"subset must be 'train', 'test' or 'all', got {subset!r}")
-    docs, groups, parts = _newsgroups_raw()
+    docs, groups, parts = _read("20newsgroups")
     names = sorted(set(groups))
     keep = [i for i, p in enumerate(parts) if subset == "all" or p == subset]
     index = {g: k for k, g in enumerate(names)}
     return [docs[i] for i in keep], names, np.array([index[groups[i]] for i in keep], dtype=np.int64)
+
+
+def _parse_usps(path, split):
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        X = np.asarray(f[f"{split}/data"][:], dtype=np.float64)
+        labels = np.asarray(f[f"{split}/target"][:], dtype=np.int64)
+    if X.ndim != 2 or X.shape[0] != len(labels):
+        raise DataFileError(f"{path}: {split}/data {X.shape} does not match {len(labels)} {split}/target labels")
+    return X, labels
 
 
 def load_usps(split="train", scheme=None):
@@ -367,21 +487,32 @@ def load_usps(split="train", scheme=None):
     >>> X.shape, X.dtype, int(labels.max())
     ((2007, 256), dtype('float64'), 9)
     """
-    import h5py
-
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
-    with h5py.File(_file("usps", "usps.h5"), "r") as f:
-        X = np.asarray(f[f"{split}/data"][:], dtype=np.float64)
-        labels = np.asarray(f[f"{split}/target"][:], dtype=np.int64)
+    X, labels = _read(f"usps/{split}")
     return _maybe_tasks(X, labels, scheme, f"usps-{split}")
 
 
 def _read_idx(path):
-    raw = gzip.open(path).read()
+    """An IDX file of unsigned bytes (the MNIST format): 0, 0, 0x08, ndim, big-endian dims, data."""
+    with gzip.open(path) as fh:
+        raw = fh.read()
+    if len(raw) < 4 or raw[:3] != b"\x00\x00\x08":
+        raise DataFileError(f"{path}: not an IDX file of unsigned bytes")
     ndim = raw[3]
-    dims = struct.unpack(">" + "I" * ndim, raw[4:4 + 4 * ndim])
-    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+    header = 4 + 4 * ndim
+    dims = struct.unpack(">" + "I" * ndim, raw[4:header])
+    if len(raw) - header != int(np.prod(dims)):
+        raise DataFileError(f"{path}: the header gives dimensions {dims} but {len(raw) - header} bytes follow it")
+    return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(dims)
+
+
+def _parse_mnist(images_path, labels_path):
+    images, labels = _read_idx(images_path), _read_idx(labels_path)
+    if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):
+        raise DataFileError(f"{images_path} {images.shape} and {labels_path} {labels.shape} "
+                            "must hold n images and n labels")
+    return images, labels
 
 
 def load_mnist_test(scheme=None):
@@ -396,10 +527,21 @@ def load_mnist_test(scheme=None):
     >>> X.shape, np.bincount(labels)[:3].tolist()
     ((10000, 784), [980, 1135, 1032])
     """
-    images = _read_idx(_file("mnist_test_only", "t10k-images-idx3-ubyte.gz"))
-    labels = _read_idx(_file("mnist_test_only", "t10k-labels-idx1-ubyte.gz"))
+    images, labels = _read("mnist_test")
     X = images.reshape(len(images), -1).astype(np.float64) / 255.0
     return _maybe_tasks(X, labels.astype(np.int64), scheme, "mnist-test")
+
+
+def _parse_nci60(path):
+    with gzip.open(path, "rt") as fh:
+        lines = [line.rstrip("\n").split(",") for line in fh]
+    header, rows = lines[0], lines[1:]
+    short = [i for i, r in enumerate(rows, start=2) if len(r) != len(header)]
+    if short:
+        raise DataFileError(f"{path}: line {short[0]} has a different number of values than the header")
+    labels = np.array([r[0].strip('"') for r in rows])
+    X = np.array([[float(v) for v in r[1:]] for r in rows])
+    return X, labels
 
 
 def load_nci60(targets=None):
@@ -424,10 +566,7 @@ def load_nci60(targets=None):
     >>> X.shape, int((labels == "RENAL").sum())
     ((64, 6830), 9)
     """
-    with gzip.open(_file("nci60", "NCI60.csv.gz"), "rt") as fh:
-        rows = [line.rstrip("\n").split(",") for line in fh][1:]
-    labels = np.array([r[0].strip('"') for r in rows])
-    X = np.array([[float(v) for v in r[1:]] for r in rows])
+    X, labels = _read("nci60")
     if targets is None:
         return X, labels
     tasks = []
@@ -435,3 +574,50 @@ def load_nci60(targets=None):
         others = np.delete(np.arange(X.shape[0]), k)
         tasks.append(Task(X[others].T.copy(), X[k].copy(), f"line {k} ({labels[k]})"))
     return MultiTaskDataset(tasks, "nci60", None, "NCI60: genes as examples, other cell lines as inputs")
+
+
+def _table_shape(D, classes):
+    return _shape(len(D), D.shape[1] - 1, 1, classes)
+
+
+def _arrays_shape(parsed):
+    X, labels = parsed
+    return _shape(X.shape[0], int(np.prod(X.shape[1:])), 1, _n_classes(labels))
+
+
+def _tasks_shape(tasks):
+    return _shape(sum(len(y) for _, y in tasks), _n_features([X for X, _ in tasks]), len(tasks),
+                  _n_classes(np.concatenate([y for _, y in tasks])))
+
+
+def _domain_files(domain):
+    return tuple(f"blitzer_sentiment/processed_acl/{domain}/{pol}.review.gz" for pol in ("positive", "negative"))
+
+
+# Every data set a loader reads, by its key in the manifest's ``loaders`` table.
+_SOURCES = {
+    "landmine": _Source("load_landmine()", ("landmine/LandmineData.mat",), _parse_landmine, _tasks_shape),
+    "dermatology": _Source("load_dermatology()", ("uci_dermatology/dermatology.data",), _parse_dermatology,
+                           lambda p: _shape(len(p[0]), p[0].shape[1], 1, _n_classes(p[1])), memoise=True),
+    "splice": _Source("load_splice()", ("uci_splice/splice.csv",), _parse_splice, _arrays_shape, memoise=True),
+    **{f"statlog_dna/{split}": _Source(f"load_statlog_dna({split!r})", (f"statlog_dna/{name}",),
+                                       _parse_statlog_dna, _arrays_shape)
+       for split, name in (("train", "dna.scale"), ("test", "dna.scale.t"))},
+    "heart": _Source("load_heart()", ("uci_statlog_heart/heart.dat",), _parse_heart,
+                     lambda D: _table_shape(D, _n_classes(D[:, -1]))),
+    "housing": _Source("load_housing()", ("boston_housing/housing.data",), partial(_parse_table, columns=14),
+                       lambda D: _table_shape(D, None)),
+    "spam": _Source("load_spam()", ("ecml2006_spam_taskB/emails.mat",), _parse_spam, _tasks_shape),
+    **{f"sentiment/{dom}": _Source(f"load_sentiment([{dom!r}])", _domain_files(dom), _parse_sentiment_domain,
+                                   lambda p: _shape(len(p[0]), len(set().union(*p[0])), 1, _n_classes(p[1])))
+       for dom in SENTIMENT_DOMAINS},
+    "20newsgroups": _Source("load_20newsgroups()", ("20newsgroups/20news-bydate.tar.gz",), _parse_newsgroups,
+                            lambda p: _shape(len(p[0]), None, 1, len(set(p[1]))), memoise=True),
+    **{f"usps/{split}": _Source(f"load_usps({split!r})", ("usps/usps.h5",), partial(_parse_usps, split=split),
+                                _arrays_shape)
+       for split in ("train", "test")},
+    "mnist_test": _Source("load_mnist_test()", ("mnist_test_only/t10k-images-idx3-ubyte.gz",
+                                                "mnist_test_only/t10k-labels-idx1-ubyte.gz"),
+                          _parse_mnist, _arrays_shape),
+    "nci60": _Source("load_nci60()", ("nci60/NCI60.csv.gz",), _parse_nci60, _arrays_shape),
+}

@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from medmtl.datasets.base import MultiTaskDataset, Task
+from medmtl.datasets.loaders import _verified, load_20newsgroups
 
 __all__ = ["TOP_CATEGORIES", "ORDERLY_PROBLEMS", "DEVELOPMENT_TASKS", "newsgroups_corpus", "orderly_problem",
            "development_problem"]
@@ -35,9 +36,10 @@ DEVELOPMENT_TASKS = [("comp.windows.x", "alt.atheism"), ("misc.forsale", "soc.re
 _ORDERLY_GROUPS = tuple(g for subs in TOP_CATEGORIES.values() for g in subs)
 
 
-@lru_cache(maxsize=4)
 def newsgroups_corpus(min_df=25, max_docs_per_group=None, random_state=0, groups=_ORDERLY_GROUPS):
-    """tf-idf of the posts of some newsgroups, by default the 16 subcategories above (cached per process).
+    """tf-idf of the posts of some newsgroups, by default the 16 subcategories above.
+
+    Cached per process for each version of the data file (its path, size and modification time).
 
     Parameters
     ----------
@@ -58,9 +60,12 @@ def newsgroups_corpus(min_df=25, max_docs_per_group=None, random_state=0, groups
     groups : ndarray of str, shape (n_documents,)
     vocabulary : ndarray of str, shape (n_words,)
     """
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    return _corpus(_verified("20newsgroups")[1], min_df, max_docs_per_group, random_state, tuple(groups))
 
-    from medmtl.datasets import load_20newsgroups
+
+@lru_cache(maxsize=4)
+def _corpus(data_version, min_df, max_docs_per_group, random_state, groups):
+    from sklearn.feature_extraction.text import TfidfVectorizer
 
     docs, names, labels = load_20newsgroups("all")
     names = np.asarray(names)
