@@ -2,9 +2,9 @@
 
     python benchmarks/bench_online.py [--quick]
 
-SHAMPO (issue 4): rounds per second against a straightforward per-round reference and
-river's Perceptron on the same streams. AMLC (issue 5): examples per second on the spam
-stream against a straightforward per-example reference.
+SHAMPO: rounds per second against a straightforward per-round reference and river's
+Perceptron on the same streams. AMLC: examples per second on the spam stream against a
+straightforward per-example reference.
 """
 
 import sys

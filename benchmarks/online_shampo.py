@@ -1,6 +1,6 @@
 """Rounds per second of medmtl's SHAMPO against a per-round reference and river's Perceptron.
 
-Two streams, as in issue 4:
+Two streams:
 
 - USPS one-vs-one: K = 45 dense 256-dimensional tasks; one pass (rounds = the largest pair,
   smaller pairs cycle through fresh permutations).
@@ -28,9 +28,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from medmtl.online.linear import MultiTaskStream
-from medmtl.online.oracle import LabelOracle
-from medmtl.online.shampo import SHAMPO
+from medmtl.online import SHAMPO, LabelOracle, MultiTaskStream
 
 SPAM_ROUNDS = 4000
 TARGET = 50_000

@@ -16,9 +16,9 @@ answer per round:
   that predicts argmax_r w_r . x, explores with probability gamma, asks "is it r~?" for
   the drawn r~ and makes the unbiased update.
 
-All answers come from annotator objects that count every question: a
-:class:`~medmtl.online.oracle.LabelOracle` over the one-vs-rest tasks, or a
-:class:`PairFeedbackOracle` (a LabelOracle whose answers may be 0) over the pairs.
+All answers come from annotators that count every question: a
+:func:`~medmtl.online.oracle.one_vs_rest_oracle` over the one-vs-rest tasks, or a
+:class:`~medmtl.online.oracle.PairFeedbackOracle` over the pairs.
 """
 
 from __future__ import annotations
@@ -29,19 +29,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from medmtl._validation import check_matrix
-from medmtl.online.linear import MultiTaskStream, add_row, scale_to_unit_ball
-from medmtl.online.oracle import LabelOracle
-from medmtl.online.shampo import _check_prior, _check_strategy, _effective_b_lam, _shampo_pass
+from medmtl.online.base import MulticlassLearner, as_one_row
+from medmtl.online.oracle import LabelOracle, PairFeedbackOracle, one_vs_one_pairs, one_vs_rest_oracle
+from medmtl.online.rows import add_row, as_rows
+from medmtl.online.shampo import check_prior, check_rule_params
+from medmtl.online.shampo_rounds import ZERO_FEEDBACK, UpdateRule, draw_rule, play_rounds
+from medmtl.online.streams import MultiTaskStream, scale_to_unit_ball
 
-__all__ = [
-    "PairFeedbackOracle",
-    "one_vs_rest_oracle",
-    "one_vs_one_pairs",
-    "round_robin_predict",
-    "OneVsRestBandit",
-    "OneVsOneBandit",
-    "Banditron",
-]
+__all__ = ["round_robin_predict", "OneVsRestBandit", "OneVsOneBandit", "Banditron"]
 
 
 def _check_multiclass_labels(labels, n_samples=None):
@@ -56,70 +51,6 @@ def _check_multiclass_labels(labels, n_samples=None):
     return classes, np.searchsorted(classes, labels)
 
 
-def one_vs_one_pairs(n_classes):
-    """The pairs (a, b), a < b, in the order of the one-vs-one tasks.
-
-    >>> one_vs_one_pairs(3)
-    [(0, 1), (0, 2), (1, 2)]
-    """
-    return [(a, b) for a in range(n_classes) for b in range(a + 1, n_classes)]
-
-
-def one_vs_rest_oracle(labels, n_classes=None, budget=None):
-    """A :class:`LabelOracle` answering "is the label of example t class c?" as task c.
-
-    Parameters
-    ----------
-    labels : array-like of int of shape (n_samples,)
-        Class indices in ``0 .. n_classes - 1``.
-
-    Examples
-    --------
-    >>> oracle = one_vs_rest_oracle([2, 0, 1])
-    >>> oracle.query(2, 0), oracle.query(1, 0)
-    (1, -1)
-    """
-    labels = np.asarray(labels)
-    n_classes = int(labels.max()) + 1 if n_classes is None else int(n_classes)
-    return LabelOracle([np.where(labels == c, 1, -1) for c in range(n_classes)], budget=budget)
-
-
-class PairFeedbackOracle(LabelOracle):
-    """The one-vs-one annotator: task k = pair (a, b) answers +1 (it is a), -1 (b) or 0.
-
-    A :class:`LabelOracle` (same counting, budget and ``was_queried``) whose answers may be
-    0, the paper's "neither" feedback of Sec. 5.2.
-
-    Parameters
-    ----------
-    labels : array-like of int of shape (n_samples,)
-        Class indices in ``0 .. n_classes - 1``.
-    n_classes : int, optional
-    budget : int or None
-
-    Attributes
-    ----------
-    pairs : list of (int, int)
-
-    Examples
-    --------
-    >>> oracle = PairFeedbackOracle([0, 2, 1])
-    >>> oracle.pairs
-    [(0, 1), (0, 2), (1, 2)]
-    >>> oracle.query(0, 0), oracle.query(1, 1), oracle.query(0, 1), oracle.n_queries
-    (1, -1, 0, 3)
-    """
-
-    def __init__(self, labels, n_classes=None, budget=None):
-        labels = np.asarray(labels)
-        if labels.ndim != 1 or labels.dtype.kind not in "iu":
-            raise ValueError("labels must be a 1-D array of class indices")
-        n_classes = int(labels.max()) + 1 if n_classes is None else int(n_classes)
-        self.pairs = one_vs_one_pairs(n_classes)
-        answers = [np.where(labels == a, 1, np.where(labels == b, -1, 0)) for a, b in self.pairs]
-        super().__init__(answers, budget=budget, allow_zero=True)
-
-
 def round_robin_predict(margins, n_classes, random_state=None):
     """Multiclass labels from one-vs-one margins by a round-robin tournament.
 
@@ -129,7 +60,7 @@ def round_robin_predict(margins, n_classes, random_state=None):
     Parameters
     ----------
     margins : ndarray of shape (n_samples, n_classes * (n_classes - 1) / 2)
-        Columns in the order of :func:`one_vs_one_pairs`.
+        Columns in the order of :func:`~medmtl.online.oracle.one_vs_one_pairs`.
     n_classes : int
     random_state : int, Generator or None
 
@@ -158,60 +89,22 @@ def round_robin_predict(margins, n_classes, random_state=None):
     return np.argmax(votes + 0.25 * rng.random(votes.shape), axis=1)
 
 
-def _one_vs_rest_predict(margins, random_state=None):
-    rng = np.random.default_rng(random_state)
-    return np.argmax((margins >= 0) + 0.5 * rng.random(margins.shape), axis=1)
+class _BanditLearner(MulticlassLearner):
+    """Input handling shared by the bandit learners: one multiclass stream, classes ``0 .. C-1``.
 
+    A subclass implements ``_setup(n_features, n_classes)`` and ``_play(X, oracle, index0)``.
+    Its annotator answers "is it class c?" (:func:`~medmtl.online.oracle.one_vs_rest_oracle`)
+    unless it overrides ``_classes_of_oracle(oracle)`` (the number of classes an annotator
+    answers about, or a TypeError for the wrong kind) and ``_make_oracle(codes, n_classes)``.
+    """
 
-class _SHAMPOReduction:
-    """Shared machinery of the two SHAMPO reductions (see the subclasses)."""
-
-    _zero_feedback = "error"
-
-    def __init__(self, b=1.0, aggressive=True, lam=None, prior=None, strategy="shampo",
-                 scale="row", block_size=256, random_state=None):
-        self.b = b
-        self.aggressive = aggressive
-        self.lam = lam
-        self.prior = prior
-        self.strategy = strategy
-        self.scale = scale
-        self.block_size = block_size
-        self.random_state = random_state
-
-    # -- subclass hooks
-    def _n_tasks(self, n_classes):
-        raise NotImplementedError
+    def _classes_of_oracle(self, oracle):
+        if isinstance(oracle, PairFeedbackOracle):
+            raise TypeError(f"{type(self).__name__} needs a one-vs-rest LabelOracle, not a PairFeedbackOracle")
+        return oracle.n_tasks
 
     def _make_oracle(self, codes, n_classes):
-        raise NotImplementedError
-
-    def _multiclass(self, margins, rng):
-        raise NotImplementedError
-
-    def _setup(self, n_features, n_classes):
-        _check_strategy(self.strategy)
-        if self.scale not in ("row", "max", None):
-            raise ValueError(f"scale must be 'row', 'max' or None, got {self.scale!r}")
-        if not isinstance(self.block_size, numbers.Integral) or self.block_size < 1:
-            raise ValueError(f"block_size must be a positive integer, got {self.block_size!r}")
-        self.b_, self.lam_ = _effective_b_lam(self.b, self.aggressive, self.lam, self.strategy)
-        self.n_classes_ = n_classes
-        self.n_tasks_ = self._n_tasks(n_classes)
-        self.prior_ = _check_prior(self.prior, self.n_tasks_, 1)
-        self.n_features_in_ = n_features
-        self.coef_ = np.zeros((self.n_tasks_, n_features))
-        self.n_rounds_ = 0
-        self._rng = np.random.default_rng(self.random_state)
-        self._sign_rng = np.random.default_rng(self._rng.integers(2 ** 63))
-        self.updates_per_task_ = np.zeros(self.n_tasks_, dtype=np.int64)
-
-    def _pass(self, stream, oracle, index0):
-        self.updates_per_task_ += _shampo_pass(
-            stream, self.coef_, oracle, self._rng, prior=self.prior_, b=self.b_, lam=self.lam_,
-            index0=index0, block_size=self.block_size, zero_feedback=self._zero_feedback,
-            eta=getattr(self, "eta", 0.0), sign_rng=self._sign_rng)
-        self.n_rounds_ += stream.n_rounds
+        return one_vs_rest_oracle(codes, n_classes)
 
     def fit(self, X, y):
         """One pass over a multiclass stream.
@@ -221,8 +114,7 @@ class _SHAMPOReduction:
         X : array-like or sparse matrix of shape (n_rounds, n_features)
         y : array-like of shape (n_rounds,) or annotator
             The class labels (any values; the annotator is built from them), or the
-            annotator itself (a ``LabelOracle`` over the one-vs-rest tasks, or a
-            ``PairFeedbackOracle``) with classes ``0 .. C-1``.
+            annotator itself with classes ``0 .. C-1``.
 
         Returns
         -------
@@ -231,65 +123,86 @@ class _SHAMPOReduction:
         X = check_matrix(X)
         if isinstance(y, LabelOracle):
             oracle = y
-            n_classes = self._classes_of_oracle(oracle)
-            self.classes_ = np.arange(n_classes)
+            self.classes_ = np.arange(self._classes_of_oracle(oracle))
         else:
             self.classes_, codes = _check_multiclass_labels(y, X.shape[0])
-            n_classes = self.classes_.size
-            oracle = self._make_oracle(codes, n_classes)
-        self._setup(X.shape[1], n_classes)
-        stream = MultiTaskStream.shared_input(X, self.n_tasks_, scale=self.scale)
-        self._pass(stream, oracle, 0)
+            oracle = self._make_oracle(codes, self.classes_.size)
+        self._setup(X.shape[1], self.classes_.size)
+        self._play(X, oracle, 0)
         return self
 
-    def learn_one(self, x, oracle, index=None):
-        """One round: ask one question about input ``x`` and update.
+    def _oracle_for(self, x, y, task):
+        self._check_no_task(task)
+        self._check_fitted("its first round needs an oracle, which tells the classes")
+        code = np.flatnonzero(self.classes_ == y)
+        if code.size != 1:
+            raise ValueError(f"y={y!r} is not one of the classes {self.classes_.tolist()}")
+        return self._make_oracle(code, self.classes_.size)
 
-        Parameters
-        ----------
-        x : array-like of shape (n_features,) or 1-row sparse matrix
-        oracle : LabelOracle or PairFeedbackOracle
-        index : int, optional
-            The oracle index of this round; default the number of rounds seen.
-        """
-        X = x if sp.issparse(x) else np.asarray(x, dtype=np.float64).reshape(1, -1)
-        if not hasattr(self, "coef_"):
-            self.classes_ = np.arange(self._classes_of_oracle(oracle))
-            self._setup(X.shape[1], self.classes_.size)
+    def _learn_round(self, x, task, oracle, index):
+        self._check_no_task(task)
+        X = as_one_row(x)
+        n_classes = self._classes_of_oracle(oracle)
+        if not self.__sklearn_is_fitted__():
+            self.classes_ = np.arange(n_classes)
+            self._setup(X.shape[1], n_classes)
+        elif n_classes != self.classes_.size:
+            raise ValueError(f"the oracle answers about {n_classes} classes; this learner has {self.classes_.size}")
         if self.scale == "max":
             raise ValueError("scale='max' needs the whole stream; use fit, or scale='row'")
-        stream = MultiTaskStream.shared_input(X, self.n_tasks_, scale=self.scale)
-        self._pass(stream, oracle, self.n_rounds_ if index is None else int(index))
+        self._play(X, oracle, self.n_rounds_ if index is None else int(index))
+
+    def _check_scale(self):
+        if self.scale not in ("row", "max", None):
+            raise ValueError(f"scale must be 'row', 'max' or None, got {self.scale!r}")
 
     def decision_function(self, X):
-        """The binary tasks' margins, shape (n_samples, n_tasks)."""
-        if not hasattr(self, "coef_"):
-            raise RuntimeError(f"this {type(self).__name__} is not fitted yet")
+        """One margin per class (Banditron) or per binary task, shape (n_samples, n_outputs)."""
+        self._check_fitted()
         X = scale_to_unit_ball(X, method=self.scale or "row")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features; fitted on {self.n_features_in_}")
         return np.asarray(X @ self.coef_.T)
 
-    def predict(self, X):
-        """Multiclass labels (ties broken at random with ``random_state``)."""
-        margins = self.decision_function(X)
-        rng = np.random.default_rng(self.random_state)
-        return self.classes_[self._multiclass(margins, rng)]
 
-    def predict_one(self, x):
-        X = x if sp.issparse(x) else np.asarray(x, dtype=np.float64).reshape(1, -1)
-        return self.predict(X)[0]
+class _SHAMPOReduction(_BanditLearner):
+    """A multiclass bandit played as SHAMPO over binary tasks (see the subclasses)."""
 
-    def score(self, X, y):
-        """Multiclass accuracy."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))
+    _zero_feedback = "error"
+
+    def __init__(self, b=1.0, aggressive=True, lam=None, prior=None, strategy="shampo", scale="row",
+                 block_size=256, random_state=None):
+        self._init_params(locals())
+
+    def _setup(self, n_features, n_classes):
+        self.b_, self.lam_ = check_rule_params(self)
+        if not isinstance(self.block_size, numbers.Integral) or self.block_size < 1:
+            raise ValueError(f"block_size must be a positive integer, got {self.block_size!r}")
+        self.n_classes_ = n_classes
+        self.n_tasks_ = self._n_tasks(n_classes)
+        self.prior_ = check_prior(self.prior, self.n_tasks_, 1)
+        self.n_features_in_ = n_features
+        self.coef_ = np.zeros((self.n_tasks_, n_features))
+        self.n_rounds_ = 0
+        self._rng = np.random.default_rng(self.random_state)
+        self._sign_rng = np.random.default_rng(self._rng.integers(2 ** 63))
+        self.updates_per_task_ = np.zeros(self.n_tasks_, dtype=np.int64)
+
+    def _play(self, X, oracle, index0):
+        stream = MultiTaskStream.shared_input(X, self.n_tasks_, scale=self.scale)
+        update = UpdateRule(self.lam_, ZERO_FEEDBACK[self._zero_feedback], float(getattr(self, "eta", 0.0)))
+        self.updates_per_task_ += play_rounds(stream, self.coef_, oracle, self._rng, draw_rule(self.prior_, self.b_),
+                                              update, index0=index0, block_size=self.block_size,
+                                              sign_rng=self._sign_rng)
+        self.n_rounds_ += stream.n_rounds
 
 
 class OneVsRestBandit(_SHAMPOReduction):
     """SHAMPO over C one-vs-rest tasks as a contextual-bandit learner (Sec. 5.1).
 
     Each round asks one question "is the label J_t?" about the input; J_t is drawn by
-    SHAMPO's rule (Eq. 1) over the C binary classifiers.
+    SHAMPO's rule (Eq. 1) over the C binary classifiers. Ties between classifiers that all
+    say +1 (or none) are broken at random with ``random_state``.
 
     Parameters
     ----------
@@ -300,6 +213,8 @@ class OneVsRestBandit(_SHAMPOReduction):
     ----------
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (n_classes, n_features)
+    n_rounds_ : int
+    updates_per_task_ : ndarray of shape (n_classes,)
 
     Examples
     --------
@@ -315,23 +230,16 @@ class OneVsRestBandit(_SHAMPOReduction):
     def _n_tasks(self, n_classes):
         return n_classes
 
-    def _classes_of_oracle(self, oracle):
-        if isinstance(oracle, PairFeedbackOracle):
-            raise TypeError("OneVsRestBandit needs a one-vs-rest LabelOracle, not a PairFeedbackOracle")
-        return oracle.n_tasks
-
-    def _make_oracle(self, codes, n_classes):
-        return one_vs_rest_oracle(codes, n_classes)
-
-    def _multiclass(self, margins, rng):
-        return _one_vs_rest_predict(margins, rng)
+    def _classify(self, margins):
+        rng = np.random.default_rng(self.random_state)
+        return np.argmax((margins >= 0) + 0.5 * rng.random(margins.shape), axis=1)
 
 
 class OneVsOneBandit(_SHAMPOReduction):
     """SHAMPO over the C(C-1)/2 one-vs-one tasks as a contextual-bandit learner (Sec. 5.2).
 
     Each round asks one question "a, b or neither?" for the pair J_t drawn by SHAMPO; the
-    prediction is a round-robin tournament.
+    prediction is a round-robin tournament (:func:`round_robin_predict`).
 
     Parameters
     ----------
@@ -350,24 +258,25 @@ class OneVsOneBandit(_SHAMPOReduction):
     pairs_ : list of (int, int)
         The class-index pair of each task.
     coef_ : ndarray of shape (n_pairs, n_features)
+    n_rounds_ : int
+    updates_per_task_ : ndarray of shape (n_pairs,)
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> centers = np.array([[4.0, 0.0], [0.0, 4.0], [-4.0, -4.0]])
-    >>> y = rng.integers(0, 3, 600)
-    >>> X = np.hstack([centers[y] + rng.normal(size=(600, 2)), np.ones((600, 1))])
+    Three classes, each around its own corner of a cube; the labels may be any values:
+
+    >>> y = np.array(["a", "b", "c"])[np.arange(600) % 3]
+    >>> X = np.eye(3)[np.arange(600) % 3] + 0.3 * np.random.default_rng(1).normal(size=(600, 3))
     >>> model = OneVsOneBandit(zero_feedback="weak", b=0.1, random_state=0).fit(X, y)
+    >>> model.pairs_
+    [(0, 1), (0, 2), (1, 2)]
     >>> model.score(X, y) > 0.8
     True
     """
 
-    def __init__(self, zero_feedback="weak", eta=0.2, b=1.0, aggressive=True, lam=None,
-                 prior=None, strategy="shampo", scale="row", block_size=256, random_state=None):
-        super().__init__(b=b, aggressive=aggressive, lam=lam, prior=prior, strategy=strategy,
-                         scale=scale, block_size=block_size, random_state=random_state)
-        self.zero_feedback = zero_feedback
-        self.eta = eta
+    def __init__(self, zero_feedback="weak", eta=0.2, b=1.0, aggressive=True, lam=None, prior=None,
+                 strategy="shampo", scale="row", block_size=256, random_state=None):
+        self._init_params(locals())
 
     @property
     def _zero_feedback(self):
@@ -388,16 +297,16 @@ class OneVsOneBandit(_SHAMPOReduction):
     def _classes_of_oracle(self, oracle):
         if not isinstance(oracle, PairFeedbackOracle):
             raise TypeError("OneVsOneBandit needs a PairFeedbackOracle")
-        return len({c for pair in oracle.pairs for c in pair})
+        return oracle.n_classes
 
     def _make_oracle(self, codes, n_classes):
         return PairFeedbackOracle(codes, n_classes)
 
-    def _multiclass(self, margins, rng):
-        return round_robin_predict(margins, self.n_classes_, rng)
+    def _classify(self, margins):
+        return round_robin_predict(margins, self.n_classes_, np.random.default_rng(self.random_state))
 
 
-class Banditron:
+class Banditron(_BanditLearner):
     """The Banditron (Kakade, Shalev-Shwartz & Tewari 2008): multiclass bandit perceptron.
 
     Round t: predict y^ = argmax_r w_r . x; draw y~ = y^ with probability 1 - gamma +
@@ -415,98 +324,54 @@ class Banditron:
     ----------
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (n_classes, n_features)
+    n_rounds_ : int
 
     Examples
     --------
-    >>> rng = np.random.default_rng(0)
-    >>> centers = np.array([[4.0, 0.0], [0.0, 4.0], [-4.0, -4.0]])
-    >>> y = rng.integers(0, 3, 2000)
-    >>> X = np.hstack([centers[y] + rng.normal(size=(2000, 2)), np.ones((2000, 1))])
-    >>> model = Banditron(gamma=0.1, random_state=0).fit(X, y)
-    >>> model.score(X, y) > 0.8
-    True
+    >>> from medmtl.online import one_vs_rest_oracle
+    >>> y = np.random.default_rng(0).integers(0, 4, 2000)
+    >>> X = np.eye(4)[y] + 0.2 * np.random.default_rng(1).normal(size=(2000, 4))
+    >>> oracle = one_vs_rest_oracle(y)
+    >>> model = Banditron(gamma=0.1, random_state=0).fit(X, oracle)
+    >>> oracle.n_queries, model.score(X, y) > 0.8
+    (2000, True)
     """
 
     def __init__(self, gamma=0.05, scale="row", random_state=None):
-        self.gamma = gamma
-        self.scale = scale
-        self.random_state = random_state
+        self._init_params(locals())
 
     def _setup(self, n_features, n_classes):
         g = self.gamma
         if not isinstance(g, numbers.Real) or isinstance(g, bool) or not 0 < g <= 1:
             raise ValueError(f"gamma must be in (0, 1], got {g!r}")
-        if self.scale not in ("row", "max", None):
-            raise ValueError(f"scale must be 'row', 'max' or None, got {self.scale!r}")
+        self._check_scale()
         self.n_classes_ = n_classes
         self.n_features_in_ = n_features
         self.coef_ = np.zeros((n_classes, n_features))
         self.n_rounds_ = 0
         self._rng = np.random.default_rng(self.random_state)
 
-    def _pass(self, X, oracle, index0):
+    def _classify(self, margins):
+        return np.argmax(margins, axis=1)
+
+    def _play(self, X, oracle, index0):
+        X = scale_to_unit_ball(X, method=self.scale) if self.scale else X
         C, g, W = self.n_classes_, float(self.gamma), self.coef_
-        n = X.shape[0]
+        n, rows = X.shape[0], as_rows(X)
         u = self._rng.random(n)
         explore_class = self._rng.integers(0, C, n)
-        dense = not sp.issparse(X)
         for t in range(n):
-            if dense:
-                scores = W @ X[t]
-            else:
+            if sp.issparse(X):
                 s, e = X.indptr[t], X.indptr[t + 1]
                 scores = W[:, X.indices[s:e]] @ X.data[s:e]
+            else:
+                scores = W @ X[t]
             y_hat = int(np.argmax(scores))
             # y~ = y^ w.p. 1 - gamma, else uniform over all classes: P(y^) = 1 - gamma + gamma / C
             y_tilde = y_hat if u[t] >= g else int(explore_class[t])
             p_tilde = g / C + (1.0 - g if y_tilde == y_hat else 0.0)
             yes = oracle.query(y_tilde, index0 + t) == 1
-            add_row(W[y_hat], X, t, -1.0)
+            add_row(rows, t, W[y_hat], -1.0)
             if yes:
-                add_row(W[y_tilde], X, t, 1.0 / p_tilde)
+                add_row(rows, t, W[y_tilde], 1.0 / p_tilde)
         self.n_rounds_ += n
-
-    def fit(self, X, y):
-        """One pass over a multiclass stream (labels, or a one-vs-rest ``LabelOracle``)."""
-        X = check_matrix(X)
-        if isinstance(y, LabelOracle):
-            if isinstance(y, PairFeedbackOracle):
-                raise TypeError("the Banditron needs a one-vs-rest LabelOracle")
-            oracle = y
-            self.classes_ = np.arange(oracle.n_tasks)
-        else:
-            self.classes_, codes = _check_multiclass_labels(y, X.shape[0])
-            oracle = one_vs_rest_oracle(codes, self.classes_.size)
-        self._setup(X.shape[1], self.classes_.size)
-        X = scale_to_unit_ball(X, method=self.scale) if self.scale else X
-        self._pass(X, oracle, 0)
-        return self
-
-    def learn_one(self, x, oracle, index=None):
-        """One round on input ``x`` with a one-vs-rest ``oracle``."""
-        X = x if sp.issparse(x) else np.asarray(x, dtype=np.float64).reshape(1, -1)
-        if not hasattr(self, "coef_"):
-            self.classes_ = np.arange(oracle.n_tasks)
-            self._setup(X.shape[1], self.classes_.size)
-        if self.scale == "max":
-            raise ValueError("scale='max' needs the whole stream; use fit, or scale='row'")
-        X = scale_to_unit_ball(X, method="row") if self.scale else check_matrix(X)
-        self._pass(X, oracle, self.n_rounds_ if index is None else int(index))
-
-    def decision_function(self, X):
-        if not hasattr(self, "coef_"):
-            raise RuntimeError("this Banditron is not fitted yet")
-        X = scale_to_unit_ball(X, method=self.scale or "row")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; fitted on {self.n_features_in_}")
-        return np.asarray(X @ self.coef_.T)
-
-    def predict(self, X):
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
-
-    def predict_one(self, x):
-        X = x if sp.issparse(x) else np.asarray(x, dtype=np.float64).reshape(1, -1)
-        return self.predict(X)[0]
-
-    def score(self, X, y):
-        return float(np.mean(self.predict(X) == np.asarray(y)))

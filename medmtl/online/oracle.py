@@ -1,9 +1,15 @@
-"""The label oracle (the paper's annotator): the only way an online learner sees a label.
+"""The label oracle (the papers' annotator): the only way an online learner sees a label.
 
-Online learners in medmtl never receive a label array. They receive a ``LabelOracle`` and
+Online learners in medmtl never read a label array. They hold a :class:`LabelOracle` and
 ask it for the label of one example of one task at a time; the oracle counts every query
 (per task and in total), remembers which labels were asked, and enforces an optional
 budget. Tests rely on this to prove that a learner reads no label it did not pay for.
+Labels handed to a learner directly (``fit(X, y)``, ``learn_one(x, y)``) are first put
+into an oracle (:func:`as_oracle`), so the learner still sees only what it asks for.
+
+The multiclass bandits ask yes/no-style questions about a class label; their annotators
+are oracles too: :func:`one_vs_rest_oracle` ("is it class c?") and
+:class:`PairFeedbackOracle` ("a, b, or neither?").
 
 Compiled learners ask the same oracle from inside their loop: :meth:`LabelOracle.port`
 hands out the oracle's own state (labels, counters, the record of asked labels, the
@@ -22,7 +28,9 @@ from numba import njit
 
 from medmtl._validation import check_pm1_labels
 
-__all__ = ["LabelOracle", "BudgetExhausted", "oracle_query", "QUERY_BUDGET_SPENT", "QUERY_OUT_OF_RANGE"]
+__all__ = ["LabelOracle", "BudgetExhausted", "PairFeedbackOracle", "as_oracle", "one_vs_one_pairs",
+           "one_vs_rest_oracle", "oracle_query", "raise_query_status", "QUERY_BUDGET_SPENT",
+           "QUERY_OUT_OF_RANGE"]
 
 # What oracle_query returns instead of a label (labels are -1, 0 or +1).
 QUERY_BUDGET_SPENT = 2
@@ -69,7 +77,16 @@ def oracle_query(port, task, index):
 
 
 def raise_query_status(status, task, index, oracle):
-    """Raise the error the Python :meth:`LabelOracle.query` would have raised."""
+    """Raise the error the Python :meth:`LabelOracle.query` would have raised.
+
+    Parameters
+    ----------
+    status : int
+        What :func:`oracle_query` returned instead of a label.
+    task, index : int
+        The label asked for.
+    oracle : LabelOracle
+    """
     if status == QUERY_BUDGET_SPENT:
         raise BudgetExhausted(f"the query budget of {oracle.budget} labels is spent")
     if status == QUERY_OUT_OF_RANGE:
@@ -111,7 +128,8 @@ class LabelOracle:
 
     def __init__(self, ys, budget=None, allow_zero=False):
         check = _check_ternary if allow_zero else check_pm1_labels
-        if isinstance(ys, np.ndarray) and ys.ndim == 1 or not hasattr(ys, "__len__") or len(ys) == 0:
+        if isinstance(ys, (str, bytes)) or isinstance(ys, np.ndarray) and ys.ndim == 1 or not hasattr(ys, "__len__") \
+                or len(ys) == 0:
             raise TypeError("ys must be a non-empty list of per-task label arrays")
         labels = [check(y, name=f"ys[{j}]") for j, y in enumerate(ys)]
         if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 0):
@@ -127,10 +145,12 @@ class LabelOracle:
 
     @property
     def n_tasks(self):
+        """int: the tasks the oracle holds labels of."""
         return self.queries_per_task.size
 
     @property
     def n_queries(self):
+        """int: queries answered so far."""
         return int(self._totals[0])
 
     @property
@@ -148,7 +168,16 @@ class LabelOracle:
         return task, self._offsets[task] + index
 
     def query(self, task, index):
-        """Return the label of example ``index`` of task ``task`` and count the query."""
+        """Return the label of example ``index`` of task ``task`` and count the query.
+
+        Parameters
+        ----------
+        task, index : int
+
+        Returns
+        -------
+        label : int
+        """
         task, pos = self._position(task, index)
         totals = self._totals
         if totals[1] >= 0 and totals[0] >= totals[1]:
@@ -159,7 +188,12 @@ class LabelOracle:
         return int(self._labels[pos])
 
     def was_queried(self, task, index):
-        """Whether the label of (task, index) has been requested."""
+        """Whether the label of (task, index) has been requested.
+
+        Parameters
+        ----------
+        task, index : int
+        """
         return bool(self._asked[self._position(task, index)[1]])
 
     def port(self):
@@ -169,3 +203,104 @@ class LabelOracle:
         counted here at once.
         """
         return (self._labels, self._offsets, self._asked, self.queries_per_task, self._totals)
+
+
+def as_oracle(y, n_tasks=None):
+    """The oracle itself, or a :class:`LabelOracle` over per-task label arrays.
+
+    Parameters
+    ----------
+    y : LabelOracle or list of array-like of labels in {-1, +1}
+    n_tasks : int, optional
+        The number of tasks the oracle must know.
+
+    Examples
+    --------
+    >>> as_oracle([[1, -1], [1]]).n_tasks
+    2
+    """
+    oracle = y if isinstance(y, LabelOracle) else LabelOracle(y)
+    if n_tasks is not None and oracle.n_tasks != n_tasks:
+        raise ValueError(f"the oracle holds {oracle.n_tasks} tasks but the stream has {n_tasks}")
+    return oracle
+
+
+def one_vs_one_pairs(n_classes):
+    """The class pairs (a, b), a < b, in the order of the one-vs-one tasks.
+
+    Parameters
+    ----------
+    n_classes : int
+
+    Returns
+    -------
+    pairs : list of (int, int)
+
+    Examples
+    --------
+    >>> one_vs_one_pairs(3)
+    [(0, 1), (0, 2), (1, 2)]
+    """
+    return [(a, b) for a in range(n_classes) for b in range(a + 1, n_classes)]
+
+
+def _class_indices(labels, n_classes):
+    """Labels as a 1-D integer array, and the number of classes (default: the largest + 1)."""
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.dtype.kind not in "iu":
+        raise ValueError("labels must be a 1-D array of class indices")
+    return labels, int(labels.max()) + 1 if n_classes is None else int(n_classes)
+
+
+def one_vs_rest_oracle(labels, n_classes=None, budget=None):
+    """A :class:`LabelOracle` answering "is the label of example t class c?" as task c.
+
+    Parameters
+    ----------
+    labels : array-like of int of shape (n_samples,)
+        Class indices in ``0 .. n_classes - 1``.
+    n_classes : int, optional
+        Default: the largest label + 1.
+    budget : int or None
+
+    Examples
+    --------
+    >>> oracle = one_vs_rest_oracle([2, 0, 1])
+    >>> oracle.query(2, 0), oracle.query(1, 0)
+    (1, -1)
+    """
+    labels, n_classes = _class_indices(labels, n_classes)
+    return LabelOracle([np.where(labels == c, 1, -1) for c in range(n_classes)], budget=budget)
+
+
+class PairFeedbackOracle(LabelOracle):
+    """The one-vs-one annotator: task k = pair (a, b) answers +1 (it is a), -1 (b) or 0.
+
+    A :class:`LabelOracle` (same counting, budget and ``was_queried``) whose answers may be
+    0, the "neither" feedback of Sec. 5.2 of Cohen & Crammer (2014).
+
+    Parameters
+    ----------
+    labels, n_classes, budget
+        As for :func:`one_vs_rest_oracle`.
+
+    Attributes
+    ----------
+    n_classes : int
+    pairs : list of (int, int)
+        The classes of each task, as :func:`one_vs_one_pairs` orders them.
+
+    Examples
+    --------
+    >>> oracle = PairFeedbackOracle([0, 2, 1])
+    >>> oracle.pairs
+    [(0, 1), (0, 2), (1, 2)]
+    >>> oracle.query(0, 0), oracle.query(1, 1), oracle.query(0, 1), oracle.n_queries
+    (1, -1, 0, 3)
+    """
+
+    def __init__(self, labels, n_classes=None, budget=None):
+        labels, self.n_classes = _class_indices(labels, n_classes)
+        self.pairs = one_vs_one_pairs(self.n_classes)
+        answers = [np.where(labels == a, 1, np.where(labels == b, -1, 0)) for a, b in self.pairs]
+        super().__init__(answers, budget=budget, allow_zero=True)

@@ -29,21 +29,93 @@ PEER+Share adds AMLC's data sharing (section 3.2) after each bought label. Since
 started with.
 
 Randomness: each round consumes two uniforms (own confidence, then peers' confidence),
-whether or not the second is used; see :mod:`medmtl.online.amlc` for the other conventions
-(``sign(0) = +1``, budget, blocks).
+whether or not the second is used; see :mod:`medmtl.online.active` for the other
+conventions (``sign(0) = +1``, budget).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+from numba import njit
 
 from medmtl._validation import check_scalar_positive
-from medmtl.online.amlc import _PEER, _ActiveMultitaskLearner, _check_committee_params
+from medmtl.online.active import (ActiveLearner, buy_label, check_committee_params, committee_margin, log_prediction,
+                                  perceptron_step, reweight, selective_probability, share_example)
+from medmtl.online.rows import row_dot, row_dots
 
-__all__ = ["PEER", "PEERShare"]
+__all__ = ["PEER", "PEERShare", "Peers", "peer_rounds"]
 
 
-class PEER(_ActiveMultitaskLearner):
+class Peers(NamedTuple):
+    """PEER's peer weights, parameters and counts, as its compiled loop reads them.
+
+    Parameters
+    ----------
+    tau : ndarray of shape (n_tasks, n_tasks)
+        Row ``k``: task ``k``'s weights over its peers (zero diagonal); updated in place.
+    b, peer_b, C : float
+    share, share_on_mistake : bool
+    peer_labels : ndarray of int64 of shape (n_tasks,)
+        Rounds on which each task learnt from its peers' label; incremented in place.
+    """
+
+    tau: np.ndarray
+    b: float
+    peer_b: float
+    C: float
+    share: bool
+    share_on_mistake: bool
+    peer_labels: np.ndarray
+
+
+@njit(cache=True, nogil=True)
+def peer_rounds(peers, rows, rounds, W, port, left, log):
+    """Play PEER's rounds (see the module notes); updates ``W`` and the peers in place.
+
+    A round consumes two uniforms: its own confidence, then its peers'.
+
+    Parameters
+    ----------
+    peers : Peers
+    rows, rounds, W, port, left, log
+        As for :func:`~medmtl.online.independent.independent_rounds`.
+
+    Returns
+    -------
+    status, rounds_played : int
+    """
+    K = W.shape[1]
+    scores, losses = np.empty(K), np.empty(K)
+    for t in range(rounds.tasks.size):
+        k = rounds.tasks[t]
+        p = row_dot(rows, t, W[:, k])
+        predicted = log_prediction(log, t, p)
+        if rounds.uniforms[t, 0] >= selective_probability(peers.b, p) or left <= 0:
+            continue
+        row_dots(rows, t, W, scores)
+        peer = committee_margin(scores, peers.tau[k])  # tau_kk = 0: the peers only
+        if rounds.uniforms[t, 1] >= selective_probability(peers.peer_b, peer):
+            # The peers are confident: learn from their label, pay nothing.
+            peers.peer_labels[k] += 1
+            perceptron_step(rows, t, W, k, 1 if peer >= 0 else -1, predicted, log)
+            continue
+        y = buy_label(port, rows, rounds, t, W, predicted, log)
+        if y > 1:
+            return y, t
+        left -= 1
+        if K > 1:
+            for m in range(K):
+                losses[m] = max(1.0 - y * scores[m], 0.0) if m != k else 0.0
+            reweight(peers.tau[k], losses, peers.C, False)
+            if peers.share:
+                reference = y if peers.share_on_mistake else predicted
+                share_example(rows, t, W, scores, peers.tau[k], k, y, reference, 1.0 / (K - 1), log)
+    return 0, rounds.tasks.size
+
+
+class PEER(ActiveLearner):
     """Active learning from peers (Murugesan & Carbonell, 2017, Algorithm 1).
 
     See the module notes for the algorithm and what was assumed.
@@ -76,17 +148,19 @@ class PEER(_ActiveMultitaskLearner):
         Labels bought from the oracle.
     n_peer_labels_ : int
         Rounds on which the peers' label was used instead.
-    queries_per_task_ : ndarray of shape (n_tasks,)
+    n_updates_, n_rounds_ : int
+    queries_per_task_, updates_per_task_ : ndarray of shape (n_tasks,)
     stream_order_, stream_predictions_, stream_queried_ : ndarray
         Per round of the last :meth:`fit`.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from medmtl.online.oracle import LabelOracle
-    >>> rng = np.random.default_rng(0)
-    >>> Xs = [rng.normal(size=(30, 3)) for _ in range(3)]
-    >>> ys = [np.where(X[:, 0] >= 0, 1, -1) for X in Xs]
+    Three tasks that share one rule learn from each other's labels:
+
+    >>> from medmtl.online import LabelOracle
+    >>> X = np.random.default_rng(0).normal(size=(90, 3))
+    >>> Xs = np.split(X, 3)
+    >>> ys = [np.sign(Z[:, 0] + 1e-9) for Z in Xs]
     >>> oracle = LabelOracle(ys)
     >>> model = PEER(random_state=0).fit(Xs, oracle)
     >>> np.diag(model.committee_weights_).tolist()
@@ -98,31 +172,31 @@ class PEER(_ActiveMultitaskLearner):
     """
 
     _n_uniforms = 2
-    _rule = _PEER
 
     def __init__(self, b=1.0, peer_b=1.0, C=1.0, share=False, share_on="disagreement", budget=None,
                  random_state=None):
-        self.b = b
-        self.peer_b = peer_b
-        self.C = C
-        self.share = share
-        self.share_on = share_on
-        self.budget = budget
-        self.random_state = random_state
+        self._init_params(locals())
 
     def _check_params(self):
+        check_committee_params(self)
         super()._check_params()
         self._peer_b = check_scalar_positive(self.peer_b, "peer_b")
-        _check_committee_params(self)
 
-    def _setup(self):
+    def _start_state(self):
         K = self.n_tasks_
         self._tau = np.zeros((K, K)) if K == 1 else (np.ones((K, K)) - np.eye(K)) / (K - 1)
-        self.n_peer_labels_ = 0
+        self._peer_labels = np.zeros(K, dtype=np.int64)
 
-    def _rule_params(self):
-        return (self._tau, 1.0, self._b, self._peer_b, 0.0, self._C, bool(self.share),
-                self.share_on == "mistake")
+    def _play(self, rows, rounds, port, left, log):
+        peers = Peers(self._tau, self._b, self._peer_b, self._C, bool(self.share), self.share_on == "mistake",
+                      self._peer_labels)
+        return peer_rounds(peers, rows, rounds, self._W, port, left, log)
+
+    @property
+    def n_peer_labels_(self):
+        """int: rounds on which the peers' label was used instead of the oracle's."""
+        self._check_fitted()
+        return int(self._peer_labels.sum())
 
     @property
     def committee_weights_(self):
@@ -137,21 +211,25 @@ class PEERShare(PEER):
     A bought label of task ``k`` is also given to every peer ``m`` whose weight
     ``tau_km`` is at least the uniform ``1/(K-1)`` and whose own prediction differs from
     task ``k``'s (see :mod:`medmtl.online.peer` for why the threshold is the uniform weight).
-    Same parameters and attributes as :class:`PEER`, with ``share=True``.
+    Same attributes as :class:`PEER`.
+
+    Parameters
+    ----------
+    b, peer_b, C
+        As for :class:`PEER`.
+    share : bool, default=True
+        Share bought labels (``False`` is plain :class:`PEER`).
+    share_on, budget, random_state
+        As for :class:`PEER`.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from medmtl.online.oracle import LabelOracle
-    >>> rng = np.random.default_rng(1)
-    >>> Xs = [rng.normal(size=(30, 3)) for _ in range(3)]
-    >>> ys = [np.where(X[:, 0] >= 0, 1, -1) for X in Xs]
-    >>> model = PEERShare(random_state=0).fit(Xs, LabelOracle(ys))
-    >>> model.share, model.score(Xs, ys) > 0.8
+    >>> Xs = np.split(np.random.default_rng(1).normal(size=(90, 3)), 3)
+    >>> model = PEERShare(random_state=0).fit(Xs, [np.sign(Z[:, 0] + 1e-9) for Z in Xs])
+    >>> model.share, model.n_peer_labels_ + model.n_queries_ <= 90
     (True, True)
     """
 
     def __init__(self, b=1.0, peer_b=1.0, C=1.0, share=True, share_on="disagreement", budget=None,
                  random_state=None):
-        super().__init__(b=b, peer_b=peer_b, C=C, share=share, share_on=share_on, budget=budget,
-                         random_state=random_state)
+        self._init_params(locals())

@@ -4,28 +4,13 @@ import pickle
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
 
-from medmtl.online.bandits import (Banditron, OneVsOneBandit, OneVsRestBandit, PairFeedbackOracle,
-                                   one_vs_one_pairs, one_vs_rest_oracle, round_robin_predict)
-from medmtl.online.oracle import LabelOracle
+from medmtl.online import (Banditron, LabelOracle, OneVsOneBandit, OneVsRestBandit, PairFeedbackOracle,
+                           one_vs_one_pairs, one_vs_rest_oracle, round_robin_predict)
 
-
-def make_multiclass(n=400, C=4, d=5, seed=0, sparse=False):
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(scale=3.0, size=(C, d))
-    labels = rng.integers(0, C, n)
-    X = centers[labels] + rng.normal(size=(n, d))
-    if sparse:
-        X[rng.random(X.shape) < 0.3] = 0.0
-        X = sp.csr_matrix(X)
-    return X, labels
-
-
-def unit_rows(X):
-    X = X.toarray() if sp.issparse(X) else np.asarray(X, float)
-    norms = np.linalg.norm(X, axis=1)
-    return X / np.where(norms > 0, norms, 1)[:, None]
+from online_testdata import multiclass_problem as make_multiclass
+from online_testdata import unit_rows
 
 
 def naive_reduction(X, labels, C, scheme, b, lam, seed, zero_feedback="error", eta=0.2):
@@ -122,14 +107,6 @@ def test_round_robin_against_a_vote_count():
         round_robin_predict(margins[:, :4], C)
 
 
-def test_pair_oracle_answers_and_counts():
-    labels = np.array([0, 1, 2, 2])
-    oracle = PairFeedbackOracle(labels)
-    answers = [[oracle.query(k, t) for t in range(4)] for k in range(3)]
-    assert answers == [[1, -1, 0, 0], [1, 0, -1, -1], [0, 1, -1, -1]]
-    assert oracle.n_queries == 12 and oracle.was_queried(2, 3)
-
-
 def test_only_queried_answers_are_read():
     X, labels = make_multiclass(n=300, seed=7)
     oracle = one_vs_rest_oracle(labels)
@@ -166,7 +143,7 @@ def test_learn_one_equals_fit_and_labels_are_mapped():
     online = OneVsOneBandit(zero_feedback="random", b=0.1, random_state=6)
     oracle = PairFeedbackOracle(labels)
     for t in range(120):
-        online.learn_one(X[t], oracle)
+        online.learn_one(X[t], oracle=oracle)
     np.testing.assert_allclose(online.coef_, fitted.coef_, atol=1e-12)
     named = np.array(["a", "b", "c", "d"])[labels]
     model = OneVsRestBandit(b=0.1, random_state=0).fit(X, named)
@@ -208,15 +185,26 @@ def test_bad_inputs():
         SHAMPO(random_state=0).fit([X, X, X, X, X, X], PairFeedbackOracle(labels))
     with pytest.raises(ValueError, match="NaN"):
         Banditron().fit(np.full((5, 2), np.nan), [0, 1, 0, 1, 0])
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         OneVsRestBandit().predict(X)
+    with pytest.raises(ValueError, match="task must be None"):
+        OneVsRestBandit(random_state=0).fit(X, labels).predict(X, task=0)
+    with pytest.raises(NotFittedError, match="oracle"):
+        Banditron().learn_one(X[0], labels[0])
 
 
-def test_plain_oracle_rejects_zero_answers_unless_allowed():
-    import pytest
-
-    from medmtl.online.oracle import LabelOracle
-
-    with pytest.raises(ValueError, match="-1, \\+1"):
-        LabelOracle([[1, 0, -1]])
-    assert LabelOracle([[1, 0, -1]], allow_zero=True).query(0, 1) == 0
+def test_learn_one_with_a_label_asks_one_question_about_it():
+    X, labels = make_multiclass(n=200, seed=12)
+    named = np.array(["a", "b", "c", "d"])[labels]
+    for make in (lambda: OneVsRestBandit(b=0.1, random_state=3),
+                 lambda: OneVsOneBandit(zero_feedback="random", b=0.1, random_state=3),
+                 lambda: Banditron(gamma=0.1, random_state=3)):
+        by_label, by_oracle = make().fit(X[:100], named[:100]), make().fit(X[:100], named[:100])
+        oracle = (PairFeedbackOracle if isinstance(by_oracle, OneVsOneBandit) else one_vs_rest_oracle)(labels)
+        for t in range(100, 200):
+            by_label.learn_one(X[t], named[t])
+            by_oracle.learn_one(X[t], oracle=oracle, index=t)
+        np.testing.assert_array_equal(by_label.coef_, by_oracle.coef_)
+        assert oracle.n_queries == 100
+    with pytest.raises(ValueError, match="not one of the classes"):
+        by_label.learn_one(X[0], "e")

@@ -11,17 +11,17 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
 
-from medmtl.online import PEER, IndependentQuery, PEERShare
-from medmtl.online.oracle import LabelOracle
+from medmtl.online import PEER, IndependentQuery, LabelOracle, PEERShare
 
-from test_amlc import (SpyOracle, assert_unqueried_labels_do_not_matter, check_against, dense, related_tasks,
-                       sgn, stream)
+from online_testdata import (SpyOracle, assert_unqueried_labels_do_not_matter, check_against, dense, example_order,
+                             naive_committee_step, related_tasks, sgn)
 
 
 def naive_peer(Xs, ys, seed, b=1.0, peer_b=1.0, C=1.0, share=False, share_on="disagreement", budget=None):
     rng = np.random.default_rng(seed)
-    rounds = stream(Xs, rng)
+    rounds = example_order(Xs, rng)
     Xd = [dense(X) for X in Xs]
     K, D = len(Xs), Xd[0].shape[1]
     w = np.zeros((K, D))
@@ -43,15 +43,8 @@ def naive_peer(Xs, ys, seed, b=1.0, peer_b=1.0, C=1.0, share=False, share_on="di
                 if y != yhat:
                     w[k] = w[k] + y * x
                 losses = [max(0.0, 1.0 - y * scores[m]) if m != k else 0.0 for m in range(K)]
-                lam = sum(losses)
-                if lam > 0:
-                    new = np.array([tau[k, m] * np.exp(-C * losses[m] / lam) for m in range(K)])
-                    tau[k] = new / new.sum()
-                if share:
-                    ref = yhat if share_on == "disagreement" else y
-                    for m in range(K):
-                        if m != k and tau[k, m] >= 1.0 / (K - 1) and sgn(scores[m]) != ref:
-                            w[m] = w[m] + y * x
+                ref = (yhat if share_on == "disagreement" else y) if share else None
+                tau[k] = naive_committee_step(w, tau[k], x, y, k, scores, losses, C, ref, lambda row: 1.0 / (K - 1))
             else:
                 n_peer += 1
                 label = sgn(peer)
@@ -80,7 +73,7 @@ def test_peer_matches_naive(sparse, kwargs):
     np.testing.assert_allclose(model.committee_weights_, ref["tau"], rtol=1e-10, atol=1e-14)
     assert model.n_peer_labels_ == ref["n_peer"]
     # A PEER task predicts with its own perceptron.
-    np.testing.assert_allclose(model.decision_function(Xs[0], 0), dense(Xs[0]) @ ref["w"][0], atol=1e-12)
+    np.testing.assert_allclose(model.decision_function(Xs[0], task=0), dense(Xs[0]) @ ref["w"][0], atol=1e-12)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -133,7 +126,7 @@ def test_peer_pickle_seed_mutation_dense_sparse():
     copies = [X.copy() for X in Xs]
     a = PEERShare(random_state=3).fit(Xs, LabelOracle(ys))
     b = pickle.loads(pickle.dumps(a))
-    np.testing.assert_array_equal(a.predict(Xs[2], 2), b.predict(Xs[2], 2))
+    np.testing.assert_array_equal(a.predict(Xs[2], task=2), b.predict(Xs[2], task=2))
     c = PEERShare(random_state=3).fit([X.toarray() for X in Xs], LabelOracle(ys))
     assert np.array_equal(a.stream_queried_, c.stream_queried_)
     np.testing.assert_allclose(a.weights_, c.weights_, atol=1e-12)
@@ -163,7 +156,8 @@ def test_peer_bad_inputs():
     bad[0][0, 0] = np.inf
     with pytest.raises(ValueError, match="NaN or infinite"):
         PEER().fit(bad, LabelOracle(ys))
-    with pytest.raises(AttributeError):
+    with pytest.raises(NotFittedError):
         PEER().committee_weights_
+    assert not hasattr(PEER(), "n_peer_labels_")
     with pytest.raises(TypeError, match="mixes"):
         PEER().fit([sp.csr_matrix(Xs[0])] + Xs[1:], LabelOracle(ys))

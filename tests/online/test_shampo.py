@@ -1,15 +1,15 @@
-"""SHAMPO and the online primitives, against a naive per-round re-implementation."""
+"""SHAMPO against a naive per-round re-implementation of Fig. 2 of the paper."""
 
 import pickle
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
 
-from medmtl.online.linear import (MultiTaskStream, add_row, row_dot, row_norms, rows_dot, rows_gram,
-                                  scale_to_unit_ball)
-from medmtl.online.oracle import LabelOracle
-from medmtl.online.shampo import SHAMPO, KernelSHAMPO, _choose_tasks, perceptron_mistake_prior
+from medmtl.online import SHAMPO, LabelOracle, MultiTaskStream, perceptron_mistake_prior, scale_to_unit_ball
+
+from online_testdata import multitask_problem as make_problem
 
 
 # --------------------------------------------------------------------------- the reference
@@ -60,122 +60,8 @@ def naive_shampo(Xs, ys, b, lam, prior=None, seed=0, strategy="shampo", n_querie
     return W, queried, margins, oracle
 
 
-def make_problem(K=4, n=300, d=6, seed=0, dims=None, sparse=False, noise=0.3):
-    rng = np.random.default_rng(seed)
-    dims = dims or [d] * K
-    Xs, ys = [], []
-    for dj in dims:
-        X = rng.normal(size=(n, dj))
-        if sparse:
-            X[rng.random(X.shape) < 0.5] = 0.0
-        u = rng.normal(size=dj)
-        ys.append(np.where(X @ u + noise * rng.normal(size=n) > 0, 1, -1))
-        Xs.append(sp.csr_matrix(X) if sparse else X)
-    return Xs, ys
-
-
 def lam_of(b, aggressive):
     return b / 2 if aggressive else 0.0
-
-
-# --------------------------------------------------------------------------- primitives
-def test_scale_to_unit_ball_dense_sparse_and_no_mutation():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(20, 5)) * 7
-    X[3] = 0.0
-    keep = X.copy()
-    for method in ("row", "max"):
-        D = scale_to_unit_ball(X, method=method)
-        S = scale_to_unit_ball(sp.csr_matrix(X), method=method)
-        assert sp.isspmatrix_csr(S)
-        np.testing.assert_allclose(S.toarray(), D)
-        assert np.all(row_norms(D) <= 1 + 1e-12)
-    np.testing.assert_allclose(row_norms(scale_to_unit_ball(X))[[0, 1, 2, 4]], 1.0)
-    assert row_norms(scale_to_unit_ball(X))[3] == 0.0
-    assert np.array_equal(X, keep)
-    with pytest.raises(ValueError, match="method"):
-        scale_to_unit_ball(X, method="l1")
-
-
-def test_row_primitives_match_numpy_and_never_densify():
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(12, 30))
-    X[rng.random(X.shape) < 0.7] = 0.0
-    S = sp.csr_matrix(X)
-    w = rng.normal(size=30)
-    np.testing.assert_allclose(rows_dot(S, 2, 9, w), X[2:9] @ w)
-    np.testing.assert_allclose(rows_dot(X, 2, 9, w), X[2:9] @ w)
-    np.testing.assert_allclose(rows_gram(S, 0, 12, 5), X @ X[5])
-    assert row_dot(S, 4, w) == pytest.approx(X[4] @ w)
-    w1, w2 = w.copy(), w.copy()
-    add_row(w1, S, 7, -0.5)
-    add_row(w2, X, 7, -0.5)
-    np.testing.assert_allclose(w1, w + -0.5 * X[7])
-    np.testing.assert_allclose(w2, w1)
-    # a sparse update writes only the row's support
-    untouched = np.flatnonzero(X[7] == 0)
-    assert np.array_equal(w1[untouched], w[untouched])
-
-
-def test_stream_layouts_give_the_same_margins():
-    rng = np.random.default_rng(2)
-    Xs, _ = make_problem(K=3, n=40, dims=[5, 8, 3], seed=2)
-    Xs_sp = [sp.csr_matrix(np.where(rng.random(X.shape) < 0.5, 0, X)) for X in Xs]
-    for data in (Xs, Xs_sp, [Xs[0], Xs_sp[1], Xs[2]]):
-        stream = MultiTaskStream(data)
-        W = stream.new_weights()
-        for w in W:
-            w[:] = rng.normal(size=w.size)
-        ref = np.column_stack([scale_to_unit_ball(X) @ w for X, w in zip(data, W)])
-        np.testing.assert_allclose(stream.block_margins(W, 5, 31), ref[5:31], atol=1e-12)
-        compact, cols = stream.compacted()
-        Wc = compact.new_weights()
-        for j, c in enumerate(cols):
-            Wc[j][...] = W[j] if c is None else W[j][c]
-        np.testing.assert_allclose(compact.block_margins(Wc, 0, 40), ref, atol=1e-12)
-    same = MultiTaskStream([X[:, :3] for X in Xs])
-    assert same.stacked is not None
-    shared = MultiTaskStream.shared_input(Xs[0], 4)
-    W = rng.normal(size=(4, 5))
-    np.testing.assert_allclose(shared.block_margins(W, 0, 40), scale_to_unit_ball(Xs[0]) @ W.T)
-
-
-def test_stream_errors_and_from_tasks():
-    with pytest.raises(ValueError, match="ragged"):
-        MultiTaskStream([np.ones((3, 2)), np.ones((4, 2))])
-    with pytest.raises(TypeError):
-        MultiTaskStream(np.ones((3, 2)))
-    with pytest.raises(ValueError, match="NaN"):
-        MultiTaskStream([np.array([[np.nan, 1.0]])])
-    with pytest.raises(ValueError, match="unit ball"):
-        MultiTaskStream([np.array([[3.0, 4.0]])], scale=None)
-    Xs = [np.arange(10.0).reshape(5, 2) + 1, np.arange(6.0).reshape(2, 3) + 1]
-    stream, orders = MultiTaskStream.from_tasks(Xs, random_state=0)
-    assert stream.n_rounds == 5
-    assert sorted(orders[0]) == list(range(5))
-    assert set(orders[1][:2]) == {0, 1} and set(orders[1][2:4]) == {0, 1}   # a fresh permutation per pass
-    np.testing.assert_allclose(stream.Xs[1], scale_to_unit_ball(Xs[1][orders[1]]))
-    short, orders = MultiTaskStream.from_tasks(Xs, align="truncate", random_state=0)
-    assert short.n_rounds == 2
-
-
-# --------------------------------------------------------------------------- Eq. (1)
-def test_query_distribution_is_equation_1():
-    # The exponential race must draw task j with probability a_j / (b + |p_j| - min|p|) / D.
-    p = np.array([0.3, -0.1, 0.8, 0.15])
-    a = np.array([1.0, 2.0, 1.0, 0.5])
-    b = 0.2
-    q = a / (b + np.abs(p) - np.abs(p).min())
-    rng = np.random.default_rng(0)
-    n = 200_000
-    E = rng.standard_exponential((n, 4))
-    J = _choose_tasks(np.tile(p, (n, 1)), E, a, b, 1)[:, 0]
-    freq = np.bincount(J, minlength=4) / n
-    np.testing.assert_allclose(freq, q / q.sum(), atol=0.005)
-    # limits: b = inf follows the prior, b = 0 the smallest margin
-    J_inf = _choose_tasks(np.tile(p, (n, 1)), E, a, np.inf, 1)[:, 0]
-    np.testing.assert_allclose(np.bincount(J_inf, minlength=4) / n, a / a.sum(), atol=0.005)
-    assert np.all(_choose_tasks(np.tile(p, (100, 1)), E[:100], a, 0.0, 1)[:, 0] == 1)
 
 
 # --------------------------------------------------------------------------- SHAMPO vs reference
@@ -251,7 +137,7 @@ def test_fit_equals_learn_one_rounds():
     online = SHAMPO(b=0.1, random_state=4)
     oracle = LabelOracle(ys)
     for t in range(120):
-        online.learn_one([X[t] for X in Xs], oracle)
+        assert online.learn_one([X[t] for X in Xs], oracle=oracle) is None
     for a, b in zip(online.coef_, fitted.coef_):
         np.testing.assert_allclose(a, b, atol=1e-12)
     assert np.array_equal(online.queries_per_task_, fitted.queries_per_task_)
@@ -302,6 +188,20 @@ def test_mistake_prior_counts_perceptron_mistakes():
     np.testing.assert_array_equal(model.prior_, expected)
 
 
+def test_per_task_predictions_and_pooled_score():
+    Xs, ys = make_problem(K=3, n=100, seed=19)
+    model = SHAMPO(b=0.1, random_state=0).fit(Xs, ys)
+    Xt, yt = [X[:30 + 20 * j] for j, X in enumerate(Xs)], [y[:30 + 20 * j] for j, y in enumerate(ys)]
+    preds = model.predict(Xt)
+    for j in range(3):
+        assert np.array_equal(model.predict(Xt[j], task=j), preds[j])
+        assert model.score(Xt[j], yt[j], task=j) == np.mean(preds[j] == yt[j])
+    correct = sum(int(np.sum(p == y)) for p, y in zip(preds, yt))
+    assert model.score(Xt, yt) == correct / 150
+    np.testing.assert_array_equal(model.errors(Xt, yt), [np.mean(p != y) for p, y in zip(preds, yt)])
+    assert model.predict_one(Xt[2][0], task=2) == preds[2][0]
+
+
 # --------------------------------------------------------------------------- generic checks
 def test_pickle_seed_and_no_mutation():
     Xs, ys = make_problem(K=3, n=200, seed=13)
@@ -323,12 +223,12 @@ def test_pickle_seed_and_no_mutation():
     oracle = LabelOracle(ys)
     a = SHAMPO(b=0.1, random_state=8)
     for t in range(100):
-        a.learn_one([X[t] for X in Xs], oracle)
+        a.learn_one([X[t] for X in Xs], oracle=oracle)
     b = pickle.loads(pickle.dumps(a))
     ob = pickle.loads(pickle.dumps(oracle))
     for t in range(100, 200):
-        a.learn_one([X[t] for X in Xs], oracle)
-        b.learn_one([X[t] for X in Xs], ob)
+        a.learn_one([X[t] for X in Xs], oracle=oracle)
+        b.learn_one([X[t] for X in Xs], oracle=ob)
     for u, v in zip(a.coef_, b.coef_):
         assert np.array_equal(u, v)
 
@@ -372,7 +272,7 @@ def test_bad_inputs():
         SHAMPO().fit([Xs[0], np.full((20, 6), np.nan)], ys)
     with pytest.raises(TypeError):
         SHAMPO().fit(Xs[0], ys[0])
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         SHAMPO().predict(Xs)
     model = SHAMPO(random_state=0).fit(Xs, ys)
     with pytest.raises(ValueError, match="features"):
@@ -380,29 +280,11 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="tasks"):
         model.predict([Xs[0]])
     with pytest.raises(ValueError, match="one input per task"):
-        model.learn_one([Xs[0][0]], LabelOracle(ys))
-
-
-# --------------------------------------------------------------------------- kernels
-def test_kernel_shampo_linear_equals_shampo_and_rbf_matches_reference():
-    Xs, ys = make_problem(K=3, n=150, d=4, seed=17)
-    lin = KernelSHAMPO(kernel="linear", b=0.1, random_state=2).fit(Xs, ys)
-    ref = SHAMPO(b=0.1, random_state=2).fit(Xs, ys)
-    assert np.array_equal(lin.queried_tasks_, ref.queried_tasks_)
-    np.testing.assert_allclose(lin.train_margins_, ref.train_margins_, atol=1e-9)
-    gamma = 2.0
-    rbf = KernelSHAMPO(kernel="rbf", gamma=gamma, b=0.1, random_state=2).fit(Xs, ys)
-    k = lambda u, v: np.exp(-gamma * np.sum((u - v) ** 2))  # noqa: E731
-    _, queried, margins, _ = naive_shampo(Xs, ys, 0.1, 0.05, seed=2, kernel=k)
-    assert np.array_equal(rbf.queried_tasks_, queried)
-    np.testing.assert_allclose(rbf.train_margins_, margins, atol=1e-9)
-    np.testing.assert_allclose(rbf.decision_function([X[:5] for X in Xs])[0],
-                               [sum(c * k(s, x) for s, c in zip(rbf.support_[0], rbf.dual_coef_[0]))
-                                for x in scale_to_unit_ball(Xs[0][:5])], atol=1e-9)
-    with pytest.raises(ValueError, match="kernel"):
-        KernelSHAMPO(kernel="sigmoid").fit(Xs, ys)
-    with pytest.raises(TypeError, match="dense"):
-        KernelSHAMPO().fit([sp.csr_matrix(X) for X in Xs], ys)
+        model.learn_one([Xs[0][0]], oracle=LabelOracle(ys))
+    with pytest.raises(ValueError, match="task must be None"):
+        model.learn_one([X[0] for X in Xs], oracle=LabelOracle(ys), task=0)
+    with pytest.raises(ValueError, match="every task on every round"):
+        SHAMPO().fit(MultiTaskStream.interleave(Xs, random_state=0), ys)
 
 
 def test_float32_storage_is_exact_on_dyadic_inputs():
