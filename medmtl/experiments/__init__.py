@@ -1,0 +1,25 @@
+"""Reproductions of the papers' figures and tables, and the ``medmtl`` command line.
+
+How to run
+    runner         ``RunOptions`` (quick or full, seed, workers, cache), ``run_grid`` over
+                   cells, ``CellCall`` (a function of keyword settings as a cell function)
+    registry       ``register`` an experiment; ``run("dermatology", quick=True)``
+    result         ``ExperimentResult``: the ``NAME.json`` / ``NAME.png`` output contract
+    cli, demo      ``medmtl reproduce NAME``; ``make demo``
+
+One module per paper
+    med_figures    JMLR Fig. 1-3: Dermatology, Landmine, Heart
+    med_lecture    the lecture notes: splice, housing, NCI60, Dermatology surfaces
+    shampo, amlc, mts3flc
+
+The MED figures' protocol, one concern per module
+    preprocessing  scaling on the training inputs; the quadratic expansion
+    splits         per-task splits for rare classes
+    selection      warm-started regularisation paths; choice on validation
+    svm_baselines  independent and pooled libsvm SVMs
+    kernel_banks   the Landmine bank of per-feature, RBF and polynomial kernels
+    med_method     the MED solution method and tolerance the experiments use
+    threads        one BLAS thread per cell
+
+``docs/extending/add_an_experiment.md`` shows how to add one.
+"""

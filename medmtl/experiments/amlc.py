@@ -12,11 +12,11 @@
     Fig. 1: test accuracy against the query budget (up to 10% of the training examples for
     Landmine, 30% for spam and sentiment), with C as selected for Table 1.
 
-Data (as the paper's appendix and issue 5 say): Landmine, the 19 fields 1-10 and 16-24,
-160 training examples per field, the rest test; spam, 15 users, 100 training emails each,
-the rest test; sentiment, the 4 bundled domains (the paper used 22), 100 training reviews
-each and 300 test. Every example gets a bias feature and is scaled to unit norm (the issue
-asks this for Landmine; we do it for the text data too, so that one b = 1 fits all three).
+Data (as the paper's appendix says): Landmine, the 19 fields 1-10 and 16-24, 160 training
+examples per field, the rest test; spam, 15 users, 100 training emails each, the rest test;
+sentiment, the 4 bundled domains (the paper used 22), 100 training reviews each and 300
+test. Every example gets a bias feature and is scaled to unit norm (the text data too, so
+that one b = 1 fits all three).
 Each shuffle draws a new stratified train/test split and a new stream order.
 
 Every (data set, shuffle, learner, C) is one independent cell of :func:`run_grid`; the cell
@@ -34,7 +34,7 @@ from scipy import stats
 
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
-from medmtl.experiments.runner import run_grid
+from medmtl.experiments.runner import RunOptions, run_grid
 
 __all__ = ["table1", "budget_curves", "table_figure", "budget_figure", "PAPER_TABLE1", "C_GRID", "prepare_inputs",
            "make_learner"]
@@ -71,7 +71,7 @@ def prepare_inputs(X):
     >>> prepare_inputs(np.array([[3.0, 0.0]])).round(4).tolist()
     [[0.9487, 0.0, 0.3162]]
     """
-    from medmtl.online.linear import scale_to_unit_ball
+    from medmtl.online.streams import scale_to_unit_ball
 
     if sp.issparse(X):
         X = sp.hstack([sp.csr_matrix(X), np.ones((X.shape[0], 1))], format="csr")
@@ -131,7 +131,7 @@ def _train_test(learner, train, test):
     learner.fit(train.Xs, oracle)
     per_task, correct, total = [], 0, 0
     for k, t in enumerate(test):
-        hits = int(np.sum(learner.predict(t.X, k) == t.y))
+        hits = int(np.sum(learner.predict(t.X, task=k) == t.y))
         per_task.append(hits / t.n_samples)
         correct, total = correct + hits, total + t.n_samples
     return {"accuracy": correct / total, "accuracy_task_mean": float(np.mean(per_task)),
@@ -180,7 +180,7 @@ def _ci95(values):
     return float(stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size))
 
 
-def _select(settings, datasets, learners, run_kwargs):
+def _select(settings, datasets, learners, options):
     """Run the Table 1 grid; return {(data, learner): [chosen cell result per shuffle]}."""
     cells = []
     for data in datasets:
@@ -189,7 +189,7 @@ def _select(settings, datasets, learners, run_kwargs):
                 for C in (settings["C_grid"] if learner in TUNED else [None]):
                     cells.append({"data": data, "shuffle": s, "learner": learner, "C": C,
                                   "folds": settings["folds"], "seed": settings["seed"]})
-    results = run_grid(_table_cell, cells, name="amlc-table1", **run_kwargs)
+    results = run_grid(_table_cell, cells, name="amlc-table1", options=options)
     grouped = {}
     for cell, res in zip(cells, results):
         grouped.setdefault((cell["data"], cell["learner"], cell["shuffle"]), []).append((cell, res))
@@ -200,12 +200,6 @@ def _select(settings, datasets, learners, run_kwargs):
             if items[0][0]["C"] is not None else items[0]
         chosen.setdefault((data, learner), []).append({**best[1], "C": best[0]["C"], "shuffle": s})
     return chosen
-
-
-def _run_kwargs(n_jobs, backend, scheduler, client, cache_dir, use_cache, quick):
-    # Quick runs take seconds (and run inside the notebook): no progress bar.
-    return dict(n_jobs=n_jobs, backend=backend, scheduler=scheduler, client=client, cache_dir=cache_dir,
-                use_cache=use_cache, progress=not quick)
 
 
 def table_figure(result):
@@ -237,18 +231,16 @@ def table_figure(result):
 
 
 @register("amlc-table1", "AMLC Table 1: accuracy and queries of Random, Independent, PEER, PEER+Share, AMLC")
-def table1(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None, use_cache=True,
-           seed=0):
+def table1(options=RunOptions()):
     """Reproduce Table 1 of the AMLC paper; return ``(ExperimentResult, figure)``."""
-    settings = _settings(quick, seed)
+    settings = _settings(options.quick, options.seed)
     settings.update({"datasets": list(DATASETS), "learners": list(LEARNERS),
                      "splits": {k: {"train_per_task": v[0], "test_per_task": v[1] or "rest"}
                                 for k, v in SPLITS.items()},
                      "landmine_fields_0based": LANDMINE_FIELDS,
                      "preprocessing": "bias feature, rows scaled to unit L2 norm",
                      "note": "sentiment: 4 bundled domains (paper: 22)"})
-    chosen = _select(settings, DATASETS, LEARNERS,
-                     _run_kwargs(n_jobs, backend, scheduler, client, cache_dir, use_cache, quick))
+    chosen = _select(settings, DATASETS, LEARNERS, options)
     measured, ci, task_mean, queries, selected_C = {}, {}, {}, {}, {}
     for learner in LEARNERS:
         rows = [chosen[(d, learner)] for d in DATASETS]
@@ -295,8 +287,7 @@ def table1(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, c
 
 
 @register("amlc-budget", "AMLC Fig. 1: test accuracy against the query budget")
-def budget_curves(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
-                  use_cache=True, seed=0):
+def budget_curves(options=RunOptions()):
     """Reproduce Fig. 1 of the AMLC paper; return ``(ExperimentResult, figure)``.
 
     ``x`` is the budget as a fraction of the data set's largest budget (10% of the training
@@ -304,10 +295,9 @@ def budget_curves(quick=False, n_jobs=1, backend="loky", scheduler=None, client=
     absolute budgets. C is the one cross-validation picked for Table 1 (same cells, same
     cache).
     """
-    settings = _settings(quick, seed)
-    steps = [1 / 3, 2 / 3, 1.0] if quick else [1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0]
-    run_kwargs = _run_kwargs(n_jobs, backend, scheduler, client, cache_dir, use_cache, quick)
-    chosen = _select(settings, DATASETS, LEARNERS, run_kwargs)
+    settings = _settings(options.quick, options.seed)
+    steps = [1 / 3, 2 / 3, 1.0] if options.quick else [1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0]
+    chosen = _select(settings, DATASETS, LEARNERS, options)
     budgets = {}
     cells = []
     for d in DATASETS:
@@ -317,8 +307,8 @@ def budget_curves(quick=False, n_jobs=1, backend="loky", scheduler=None, client=
             for r in chosen[(d, learner)]:
                 for B in budgets[d]:
                     cells.append({"data": d, "shuffle": r["shuffle"], "learner": learner, "C": r["C"],
-                                  "budget": B, "seed": seed})
-    results = run_grid(_budget_cell, cells, name="amlc-budget", **run_kwargs)
+                                  "budget": B, "seed": options.seed})
+    results = run_grid(_budget_cell, cells, name="amlc-budget", options=options)
     acc, left = {}, {}
     for cell, res in zip(cells, results):
         key = (cell["data"], cell["learner"], cell["budget"])

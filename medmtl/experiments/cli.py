@@ -1,7 +1,7 @@
 """The ``medmtl`` command line.
 
     medmtl reproduce NAME [--quick] [--out DIR] [--n-jobs N] [--backend loky|dask]
-                          [--scheduler ADDRESS] [--no-cache] [--seed S]
+                          [--scheduler ADDRESS] [--cache-dir DIR] [--no-cache] [--seed S]
     medmtl reproduce --list
 """
 
@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+import medmtl
 from medmtl.experiments import registry
 
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="medmtl", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {medmtl.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run one paper experiment and write NAME.json and NAME.png")
     rep.add_argument("name", nargs="?", help="experiment name (see --list)")
@@ -39,9 +41,9 @@ def main(argv=None):
     if args.name not in registry.names():
         print(f"unknown experiment {args.name!r}; run 'medmtl reproduce --list'", file=sys.stderr)
         return 2
-    result = registry.run(args.name, out=args.out, quick=args.quick, n_jobs=args.n_jobs,
-                          backend=args.backend, scheduler=args.scheduler,
-                          cache_dir=args.cache_dir, use_cache=not args.no_cache, seed=args.seed)
+    result = registry.run(args.name, out=args.out, quick=args.quick, seed=args.seed, n_jobs=args.n_jobs,
+                          backend=args.backend, scheduler=args.scheduler, cache_dir=args.cache_dir,
+                          use_cache=not args.no_cache)
     print(f"wrote {args.out}/{result.name}.json and {args.out}/{result.name}.png")
     for method, values in result.measured.items():
         shown = ", ".join("-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in values)

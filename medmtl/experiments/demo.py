@@ -18,13 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from medmtl.experiments.med_figures import DERMATOLOGY_PAPER, dermatology_fold
-from medmtl.experiments.runner import run_grid
+from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 
 SIZE = 100
-
-
-def _fold(cell):
-    return dermatology_fold(SIZE, cell["fold"], seed=cell["seed"])
 
 
 def plot_roc(fold, path):
@@ -34,15 +30,15 @@ def plot_roc(fold, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from medmtl.evaluation import auc, roc_curve
+    from sklearn.metrics import roc_auc_score, roc_curve
 
     fig, axes = plt.subplots(2, 3, figsize=(11, 7), sharex=True, sharey=True)
     for k, ax in enumerate(axes.ravel()):
         y = np.asarray(fold["test_y"][k])
         for method, style in (("multitask", "-"), ("independent", "--")):
             s = np.asarray(fold["test_scores"][method][k])
-            fpr, tpr = roc_curve(y, s)
-            ax.plot(fpr, tpr, style, label=f"{method} (AUC {auc(y, s):.3f})")
+            fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)
+            ax.plot(fpr, tpr, style, label=f"{method} (AUC {roc_auc_score(y, s):.3f})")
         ax.set_title(fold["task_names"][k], fontsize=9)
         ax.legend(fontsize=7, loc="lower right")
     for ax in axes[-1]:
@@ -64,8 +60,9 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    cells = [{"fold": f, "seed": args.seed} for f in range(args.folds)]
-    folds = run_grid(_fold, cells, name="demo-dermatology", n_jobs=args.n_jobs, use_cache=False)
+    cells = [{"size": SIZE, "fold": f, "seed": args.seed} for f in range(args.folds)]
+    folds = run_grid(CellCall(dermatology_fold), cells, name="demo-dermatology",
+                     options=RunOptions(seed=args.seed, n_jobs=args.n_jobs, use_cache=False))
     mt = np.array([f["multitask"] for f in folds])
     ind = np.array([f["independent"] for f in folds])
     paper_mt, paper_ind = DERMATOLOGY_PAPER[SIZE]

@@ -1,4 +1,9 @@
-"""The JMLR paper's figures: Dermatology (Fig. 1), Landmine (Fig. 2), Heart (Fig. 3)."""
+"""The JMLR paper's figures: Dermatology (Fig. 1), Landmine (Fig. 2), Heart (Fig. 3).
+
+Each figure is a fold (or split) function of its settings, a grid of cells over sizes and
+folds run by :func:`~medmtl.experiments.runner.run_grid`, and a registered experiment that
+averages the cells into an :class:`~medmtl.experiments.result.ExperimentResult`.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +11,20 @@ import numpy as np
 
 from medmtl.datasets import load_dermatology, load_heart, load_landmine
 from medmtl.evaluation import mean_auc, paired_t_test
-from medmtl.experiments.protocol import (LANDMINE_RBF_SCALES, TOL, SumKernel, fit_options, in_med_context,
-                                         independent_svm_scores, landmine_kernel_bank,
-                                         landmine_rbf_gammas, minmax_scale_tasks, pooled_svm_scores,
-                                         select_on_validation, solver_method, split_uniform_draw,
-                                         split_with_both_classes, standardize_tasks,
-                                         unit_diagonal_kernels, warm_path, with_unfitted_tasks)
+from medmtl.experiments.kernel_banks import (LANDMINE_RBF_SCALES, SumKernel, landmine_kernel_bank,
+                                             landmine_rbf_gammas, unit_diagonal_kernels)
+from medmtl.experiments.med_method import METHOD, fit_options, solver_settings
+from medmtl.experiments.preprocessing import minmax_scale_tasks, standardize_tasks
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
-from medmtl.experiments.runner import run_grid
+from medmtl.experiments.runner import CellCall, RunOptions, run_grid
+from medmtl.experiments.selection import select_on_validation, select_per_alpha, warm_path
+from medmtl.experiments.splits import split_uniform_draw, split_with_both_classes, with_unfitted_tasks
+from medmtl.experiments.svm_baselines import independent_svm_scores, pooled_svm_scores
+from medmtl.experiments.threads import one_blas_thread
+
+__all__ = ["dermatology_path", "dermatology_fold", "landmine_fold", "heart_split", "mean_std_by",
+           "paired_tests_by", "dermatology", "landmine_kernels", "landmine_kernels_poly", "heart_pooling"]
 
 # Numbers read off the JMLR figures (see shared/seeds/README.md); None where not read.
 DERMATOLOGY_PAPER = {100: (0.9942, 0.9908), 150: (0.9959, 0.9921), 200: (0.9968, 0.9934)}
@@ -23,8 +33,47 @@ DERMATOLOGY_GRID = {"Cs": [0.01, 0.1, 1.0, 10.0, 100.0], "alphas": [0.0, 0.1, 1.
 DERMATOLOGY_QUICK_GRID = {"Cs": [0.1, 1.0, 10.0], "alphas": [0.0, 1.0, 100.0]}
 
 
+def mean_std_by(out, cells, key, xs, xkey):
+    """Per value ``x`` of the cells' setting ``xkey``, the mean and standard deviation of
+    ``o[key]`` over the cells' outputs ``o`` (the folds at that x).
+
+    >>> mean_std_by([{"auc": 0.6}, {"auc": 0.8}], [{"n": 1}, {"n": 1}], "auc", [1], "n")
+    ([0.7], [0.1])
+    """
+    per_x = [[o[key] for o, c in zip(out, cells) if c[xkey] == x] for x in xs]
+    return [float(np.mean(v)) for v in per_x], [float(np.std(v)) for v in per_x]
+
+
+def paired_tests_by(out, cells, xs, xkey, a="multitask", b="independent"):
+    """Per value ``x`` of the cells' setting ``xkey``, the paired t-test of ``o[a]`` against
+    ``o[b]`` over the folds at that x (the paper's test).
+
+    Returns one dict per x: ``{xkey: x, "mean_difference", "standard_error", "p_value"}``.
+    """
+    rows = []
+    for x in xs:
+        pairs = [(o[a], o[b]) for o, c in zip(out, cells) if c[xkey] == x]
+        d, se, p = paired_t_test(*zip(*pairs))
+        rows.append({xkey: x, "mean_difference": d, "standard_error": se, "p_value": p})
+    return rows
+
+
+def _size_curves(out, cells, methods, sizes, kept):
+    """The mean and spread over folds per method label, and the record of every cell: its
+    settings but the grid, its methods' scores and its outputs named in ``kept``."""
+    measured, std = {}, {}
+    for key, label in methods.items():
+        measured[label], std[label] = mean_std_by(out, cells, key, sizes, "size")
+    records = [{k: v for k, v in c.items() if k not in ("Cs", "alphas")} | {k: o[k] for k in (*methods, *kept)}
+               for c, o in zip(cells, out)]
+    return measured, std, records
+
+
+# ---------------------------------------------------------------------------------------------
+# Dermatology (JMLR Fig. 1): multi-task feature selection vs independent SVMs.
+
 def dermatology_path(size, fold, seed=0, Cs=DERMATOLOGY_GRID["Cs"], alphas=DERMATOLOGY_GRID["alphas"],
-                     method=None):
+                     method=METHOD):
     """Split Dermatology, sweep a warm-started (C, alpha) path, choose on validation.
 
     Each of the 6 one-vs-rest tasks draws its own ``size`` training patients; the rest are
@@ -36,7 +85,6 @@ def dermatology_path(size, fold, seed=0, Cs=DERMATOLOGY_GRID["Cs"], alphas=DERMA
     """
     from medmtl.med import MultiTaskMEDClassifier
 
-    method = method or solver_method()
     ds = load_dermatology()
     train, val, test = ds.split(train=size, validation=0.5, random_state=[seed, size, fold])
     Xtr, Xva, Xte = minmax_scale_tasks(train.Xs, val.Xs, test.Xs)
@@ -53,7 +101,7 @@ def dermatology_path(size, fold, seed=0, Cs=DERMATOLOGY_GRID["Cs"], alphas=DERMA
             "chosen": chosen, "validation": validation, "model": make(*chosen).fit(Xtr, train.ys)}
 
 
-@in_med_context
+@one_blas_thread
 def dermatology_fold(size, fold, seed=0, Cs=DERMATOLOGY_GRID["Cs"], alphas=DERMATOLOGY_GRID["alphas"],
                      method="bound"):
     """One fold of JMLR Fig. 1 at ``size`` training examples per task.
@@ -88,49 +136,34 @@ def dermatology_fold(size, fold, seed=0, Cs=DERMATOLOGY_GRID["Cs"], alphas=DERMA
     }
 
 
-@in_med_context
-def _dermatology_cell(cell):
-    out = dermatology_fold(cell["size"], cell["fold"], cell["seed"], cell["Cs"], cell["alphas"],
-                           method=cell["method"])
-    out.pop("test_y")
-    out.pop("test_scores")
-    return out
-
-
 @register("dermatology", "JMLR Fig. 1: multi-task MED feature selection vs independent SVMs, Dermatology")
-def dermatology(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
-                use_cache=True, seed=0):
+def dermatology(options=RunOptions()):
+    """JMLR Fig. 1: mean test AUC against training examples per task, over 5 folds."""
     # 20, 40, ..., 200, plus 150: one of the three sizes at which the paper's curve was read
-    sizes = [40, 100, 200] if quick else [20, 40, 60, 80, 100, 120, 140, 150, 160, 180, 200]
-    folds = 1 if quick else 5
-    grid = DERMATOLOGY_QUICK_GRID if quick else DERMATOLOGY_GRID
-    method = solver_method()
-    cells = [{"size": n, "fold": f, "seed": seed, "method": method, "v": 3, **grid}
+    sizes = [40, 100, 200] if options.quick else [20, 40, 60, 80, 100, 120, 140, 150, 160, 180, 200]
+    folds = 1 if options.quick else 5
+    grid = DERMATOLOGY_QUICK_GRID if options.quick else DERMATOLOGY_GRID
+    cells = [{"size": n, "fold": f, "seed": options.seed, "method": METHOD, "v": 3, **grid}
              for n in sizes for f in range(folds)]
-    out = run_grid(_dermatology_cell, cells, name="dermatology", n_jobs=n_jobs, backend=backend,
-                   scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
+    out = run_grid(CellCall(dermatology_fold), cells, name="dermatology", options=options)
     methods = {"multitask": "Multi-task sparsity (MED)", "independent": "Independent SVMs",
                "independent_task_C": "Independent SVMs, C per task"}
-    measured, std = {}, {}
-    for key, label in methods.items():
-        measured[label], std[label] = _mean_std(out, cells, key, sizes, "size")
+    measured, std, records = _size_curves(out, cells, methods, sizes, ["chosen"])
     paper = {methods[key]: [DERMATOLOGY_PAPER.get(n, (None, None))[i] for n in sizes]
              for i, key in enumerate(("multitask", "independent"))}
     return ExperimentResult(
         "dermatology",
         settings={"data": "UCI Dermatology, 6 one-vs-rest tasks, 34 features scaled to [0, 1]",
                   "protocol": "n per task for training; rest split half validation / half test",
-                  "sizes": sizes, "folds": folds, "grid": grid, "seed": seed, "quick": quick,
-                  "model": f"MultiTaskMEDClassifier(selection='features', method={method!r}), warm path",
+                  "sizes": sizes, "folds": folds, "grid": grid, "seed": options.seed, "quick": options.quick,
+                  "model": f"MultiTaskMEDClassifier(selection='features', method={METHOD!r}), warm path",
                   "independent": "libsvm linear SVC per task, one C for all tasks chosen on validation "
                                  "MAUC; 'C per task': each task's C chosen on its validation AUC",
-                  "solver": method, "tol": TOL if method == "bound" else None},
+                  **solver_settings(METHOD)},
         x=sizes, measured=measured, measured_std=std, paper=paper,
         xlabel="training examples per task", ylabel="mean test AUC over 6 tasks",
         title="Dermatology: multi-task feature selection (JMLR Fig. 1)",
-        extra={"cells": [{k: v for k, v in c.items() if k not in ("Cs", "alphas")} | {
-            **{k: o[k] for k in methods}, "chosen": o["chosen"]} for c, o in zip(cells, out)],
-            "multitask_vs_independent": _paired_tests(out, cells, sizes, "size")})
+        extra={"cells": records, "multitask_vs_independent": paired_tests_by(out, cells, sizes, "size")})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,9 +181,20 @@ LANDMINE_GRID = {"Cs": [0.01, 0.1, 1.0, 10.0, 100.0], "alphas": [0.0, 1.0, 10.0,
 LANDMINE_QUICK_GRID = {"Cs": [0.1, 1.0], "alphas": [0.0, 10.0]}
 
 
-@in_med_context
+def _landmine_split(ds, size, fold, seed, draw):
+    """Train / validation / test of the fitted tasks, their indices and the class swaps made."""
+    if draw == "stratified":
+        train, val, test, swaps = split_with_both_classes(ds, size, 0.5, random_state=[seed, size, fold])
+        return train, val, test, list(range(len(ds))), swaps
+    if draw == "uniform":
+        train, val, test, fitted = split_uniform_draw(ds, size, random_state=[seed, size, fold, 1])
+        return train[fitted], val[fitted], test[fitted], fitted, 0
+    raise ValueError(f"draw must be 'stratified' or 'uniform', got {draw!r}")
+
+
+@one_blas_thread
 def landmine_fold(size, fold, seed=0, Cs=LANDMINE_GRID["Cs"], alphas=LANDMINE_GRID["alphas"],
-                  poly=False, method=None, rbf_scales=LANDMINE_RBF_SCALES, draw="stratified"):
+                  poly=False, method=METHOD, rbf_scales=LANDMINE_RBF_SCALES, draw="stratified"):
     """One fold of JMLR Fig. 2 at ``size`` training examples per task (29 tasks).
 
     Each minefield draws ``size`` training examples (stratified, at least one mine); the
@@ -164,23 +208,14 @@ def landmine_fold(size, fold, seed=0, Cs=LANDMINE_GRID["Cs"], alphas=LANDMINE_GR
     per task. ``rbf_scales`` are the RBF bandwidths in units of the median squared distance.
 
     ``draw="uniform"`` follows the paper's words literally instead: the training examples
-    are drawn uniformly (:func:`~medmtl.experiments.protocol.split_uniform_draw`), tasks
+    are drawn uniformly (:func:`~medmtl.experiments.splits.split_uniform_draw`), tasks
     left without a mine are not fitted and score AUC 1/2 on validation and test, and every
     mean AUC is over all 29 tasks.
     """
     from medmtl.med import MultiTaskMEDClassifier
 
-    method = method or solver_method()
-
     ds = load_landmine()
-    if draw == "stratified":
-        train, val, test, swaps = split_with_both_classes(ds, size, 0.5, random_state=[seed, size, fold])
-        fitted = list(range(len(ds)))
-    elif draw == "uniform":
-        train, val, test, fitted = split_uniform_draw(ds, size, random_state=[seed, size, fold, 1])
-        train, val, test, swaps = train[fitted], val[fitted], test[fitted], 0
-    else:
-        raise ValueError(f"draw must be 'stratified' or 'uniform', got {draw!r}")
+    train, val, test, fitted, swaps = _landmine_split(ds, size, fold, seed, draw)
 
     def over_all_tasks(mauc):
         return with_unfitted_tasks(mauc, len(fitted), len(ds))
@@ -222,45 +257,21 @@ def landmine_fold(size, fold, seed=0, Cs=LANDMINE_GRID["Cs"], alphas=LANDMINE_GR
     }
 
 
-@in_med_context
-def _landmine_cell(cell):
-    return landmine_fold(cell["size"], cell["fold"], cell["seed"], cell["Cs"], cell["alphas"],
-                         poly=cell["poly"], method=cell["method"], draw=cell["draw"])
-
-
-def _mean_std(out, cells, key, xs, xkey):
-    per_x = [[o[key] for o, c in zip(out, cells) if c[xkey] == x] for x in xs]
-    return [float(np.mean(v)) for v in per_x], [float(np.std(v)) for v in per_x]
-
-
-def _paired_tests(out, cells, xs, xkey, a="multitask", b="independent"):
-    """Per x, the paired t-test of ``a`` against ``b`` over the folds (the paper's test)."""
-    rows = []
-    for x in xs:
-        pairs = [(o[a], o[b]) for o, c in zip(out, cells) if c[xkey] == x]
-        d, se, p = paired_t_test(*zip(*pairs))
-        rows.append({xkey: x, "mean_difference": d, "standard_error": se, "p_value": p})
-    return rows
-
-
-def _landmine(poly, quick, n_jobs, backend, scheduler, client, cache_dir, use_cache, seed,
-              sizes=None, folds=None, grid=None, draw="stratified"):
+def _landmine(poly, options, sizes, folds, grid, draw):
     name = "landmine-kernels-poly" if poly else "landmine-kernels"
-    sizes = sizes or ([40] if quick else LANDMINE_SIZES)
-    folds = folds or (1 if quick else 5)
-    grid = grid or (LANDMINE_QUICK_GRID if quick else LANDMINE_GRID)
-    method = solver_method()
-    cells = [{"size": n, "fold": f, "seed": seed, "poly": poly, "method": method, "draw": draw, "v": 4,
+    sizes = sizes or ([40] if options.quick else LANDMINE_SIZES)
+    folds = folds or (1 if options.quick else 5)
+    grid = grid or (LANDMINE_QUICK_GRID if options.quick else LANDMINE_GRID)
+    cells = [{"size": n, "fold": f, "seed": options.seed, "poly": poly, "method": METHOD, "draw": draw, "v": 4,
               **grid}
              for n in sizes for f in range(folds)]
-    out = run_grid(_landmine_cell, cells, name=name, n_jobs=n_jobs, backend=backend,
-                   scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
+    out = run_grid(CellCall(landmine_fold), cells, name=name, options=options)
     methods = {"multitask": "Multi-task sparsity (MED)", "independent": "Independent SVMs",
                "independent_task_C": "Independent SVMs, C per task",
                "independent_rbf": "Independent RBF SVMs, (C, gamma) per task"}
-    measured, std = {}, {}
-    for key, label in methods.items():
-        measured[label], std[label] = _mean_std(out, cells, key, sizes, "size")
+    measured, std, records = _size_curves(out, cells, methods, sizes,
+                                          ["chosen", "rbf_gammas", "switch_posterior", "max_iterations",
+                                           "class_swaps", "fitted_tasks"])
     paper_all = LANDMINE_PAPER[poly]
     paper = {methods[k]: [paper_all[k][LANDMINE_SIZES.index(n)] for n in sizes]
              for k in ("multitask", "independent")}
@@ -278,43 +289,34 @@ def _landmine(poly, quick, n_jobs, backend, scheduler, client, cache_dir, use_ca
                              "over the median squared distance between training inputs"
                              + (", polynomial (<a,b>/9 + 1)^p, p = 1..4" if poly else "")
                              + "; every kernel scaled to mean diagonal 1 on the training inputs",
-                  "multitask": f"MultiTaskMEDClassifier(selection='kernels', method={method!r}), one (C, alpha) "
+                  "multitask": f"MultiTaskMEDClassifier(selection='kernels', method={METHOD!r}), one (C, alpha) "
                                "for all tasks chosen on validation MAUC, warm-started path over alpha per C",
                   "independent": "libsvm SVC per task on the unweighted sum of the same kernel bank "
                                  "(MED at alpha = 0), one C for all tasks chosen on validation MAUC",
                   "independent_task_C": "the same SVMs, C chosen per task on validation AUC",
                   "independent_rbf": "libsvm RBF SVC per task, (C, gamma) chosen per task on validation "
                                      "AUC, gamma from the same 9 bandwidths",
-                  "sizes": sizes, "folds": folds, "grid": grid, "seed": seed, "quick": quick,
-                  "solver": method, "tol": TOL if method == "bound" else None},
+                  "sizes": sizes, "folds": folds, "grid": grid, "seed": options.seed, "quick": options.quick,
+                  **solver_settings(METHOD)},
         x=sizes, measured=measured, measured_std=std, paper=paper,
         xlabel="training examples per task", ylabel="mean test AUC over 29 tasks",
         title=f"Landmine: multi-task kernel selection, D = {D} (JMLR Fig. 2{'b' if poly else 'a'})",
-        extra={"cells": [{k: v for k, v in c.items() if k not in ("Cs", "alphas")} | {
-            **{k: o[k] for k in methods}, "chosen": o["chosen"], "rbf_gammas": o["rbf_gammas"],
-            "switch_posterior": o["switch_posterior"], "max_iterations": o["max_iterations"],
-            "class_swaps": o["class_swaps"], "fitted_tasks": o["fitted_tasks"]} for c, o in zip(cells, out)],
-            "kernel_names": out[0]["kernel_names"],
-            "multitask_vs_independent": _paired_tests(out, cells, sizes, "size")})
+        extra={"cells": records, "kernel_names": out[0]["kernel_names"],
+               "multitask_vs_independent": paired_tests_by(out, cells, sizes, "size")})
 
 
 @register("landmine-kernels", "JMLR Fig. 2a: multi-task MED kernel selection (9 per-feature + 9 RBF) vs SVMs, Landmine")
-def landmine_kernels(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
-                     use_cache=True, seed=0, sizes=None, folds=None, grid=None, draw="stratified"):
+def landmine_kernels(options=RunOptions(), *, sizes=None, folds=None, grid=None, draw="stratified"):
     """JMLR Fig. 2a; ``sizes``, ``folds``, ``grid`` and ``draw`` (see :func:`landmine_fold`)
-    override the full run's (from Python)."""
-    return _landmine(False, quick, n_jobs, backend, scheduler, client, cache_dir, use_cache, seed,
-                     sizes, folds, grid, draw)
+    override the full run's."""
+    return _landmine(False, options, sizes, folds, grid, draw)
 
 
 @register("landmine-kernels-poly", "JMLR Fig. 2b: as Fig. 2a plus linear..quartic kernels (D = 22), Landmine")
-def landmine_kernels_poly(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None,
-                          cache_dir=None, use_cache=True, seed=0, sizes=None, folds=None, grid=None,
-                          draw="stratified"):
+def landmine_kernels_poly(options=RunOptions(), *, sizes=None, folds=None, grid=None, draw="stratified"):
     """JMLR Fig. 2b; ``sizes``, ``folds``, ``grid`` and ``draw`` (see :func:`landmine_fold`)
-    override the full run's (from Python)."""
-    return _landmine(True, quick, n_jobs, backend, scheduler, client, cache_dir, use_cache, seed,
-                     sizes, folds, grid, draw)
+    override the full run's."""
+    return _landmine(True, options, sizes, folds, grid, draw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -327,8 +329,8 @@ HEART_CS = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
 HEART_QUICK_CS = [0.1, 1.0, 10.0]
 
 
-@in_med_context
-def heart_split(rep, seed=0, Cs=HEART_CS, log_alphas=HEART_LOG_ALPHAS, method=None):
+@one_blas_thread
+def heart_split(rep, seed=0, Cs=HEART_CS, log_alphas=HEART_LOG_ALPHAS, method=METHOD):
     """One random split of JMLR Fig. 3: Heart in 10 age tasks, thirds train/validation/test.
 
     All methods use the cubic kernel ``(<a, b> + 1)^3`` on features in [0, 1]. Independent
@@ -339,8 +341,6 @@ def heart_split(rep, seed=0, Cs=HEART_CS, log_alphas=HEART_LOG_ALPHAS, method=No
     """
     from medmtl.kernels import PolynomialKernel
     from medmtl.med import AdaptivePoolingClassifier
-
-    method = method or solver_method()
 
     ds = load_heart()
     M = len(ds)
@@ -364,8 +364,7 @@ def heart_split(rep, seed=0, Cs=HEART_CS, log_alphas=HEART_LOG_ALPHAS, method=No
 
     scores, iterations = warm_path(make, Cs, alphas, train.Xs, train.ys, val_mauc)
     per_alpha = []
-    for alpha in alphas:
-        (C, _), v = select_on_validation({k: s for k, s in scores.items() if k[1] == alpha})
+    for (C, alpha), v in select_per_alpha(scores, alphas):
         model = make(C, alpha).fit(train.Xs, train.ys)
         per_alpha.append({"C": C, "validation": v,
                           "test": mean_auc(test.ys, model.decision_function(test.Xs)),
@@ -384,22 +383,16 @@ def heart_split(rep, seed=0, Cs=HEART_CS, log_alphas=HEART_LOG_ALPHAS, method=No
             "max_iterations": max(iterations.values()), "class_swaps": swaps}
 
 
-@in_med_context
-def _heart_cell(cell):
-    return heart_split(cell["rep"], cell["seed"], cell["Cs"], cell["log_alphas"], method=cell["method"])
-
-
 @register("heart-pooling", "JMLR Fig. 3: MED adaptive pooling vs pooled and independent SVMs, Heart in 10 age tasks")
-def heart_pooling(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
-                  use_cache=True, seed=0):
+def heart_pooling(options=RunOptions()):
+    """JMLR Fig. 3: mean test AUC of adaptive pooling against log alpha, over 100 splits."""
+    quick, seed = options.quick, options.seed
     reps = 4 if quick else 100
     log_alphas = HEART_QUICK_LOG_ALPHAS if quick else HEART_LOG_ALPHAS
     Cs = HEART_QUICK_CS if quick else HEART_CS
-    method = solver_method()
-    cells = [{"rep": r, "seed": seed, "Cs": Cs, "log_alphas": log_alphas, "method": method, "v": 2}
+    cells = [{"rep": r, "seed": seed, "Cs": Cs, "log_alphas": log_alphas, "method": METHOD, "v": 2}
              for r in range(reps)]
-    out = run_grid(_heart_cell, cells, name="heart-pooling", n_jobs=n_jobs, backend=backend,
-                   scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
+    out = run_grid(CellCall(heart_split), cells, name="heart-pooling", options=options)
     A = np.array([o["adaptive"] for o in out])
     ind = np.array([o["independent"] for o in out])
     pool = np.array([o["pooled"] for o in out])
@@ -425,10 +418,10 @@ def heart_pooling(quick=False, n_jobs=1, backend="loky", scheduler=None, client=
                               "the independent SVMs), separately at every alpha for adaptive pooling",
                   "kernel": "cubic (<a, b> + 1)^3 for all methods; adaptive pooling: shared kernel x 1/10, "
                             "task kernels x 9/(10 M), M = 10",
-                  "model": f"AdaptivePoolingClassifier(method={method!r}), warm-started path over alpha per C",
+                  "model": f"AdaptivePoolingClassifier(method={METHOD!r}), warm-started path over alpha per C",
                   "repetitions": reps, "Cs": Cs, "log_alphas": log_alphas, "seed": seed, "quick": quick,
                   "error bars": "standard error of the mean over repetitions",
-                  "solver": method, "tol": TOL if method == "bound" else None},
+                  **solver_settings(METHOD)},
         x=log_alphas, measured=measured, measured_std=std, paper=paper,
         xlabel="log alpha (natural log)", ylabel="mean test AUC over 10 tasks",
         title="Heart: adaptive pooling (JMLR Fig. 3)",

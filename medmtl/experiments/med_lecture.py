@@ -1,33 +1,46 @@
 """The lecture notes' MED experiments: splice ROC curves, housing and NCI60 regression tables,
 and the Dermatology cross-validation surfaces.
 
-Every experiment follows the same discipline as the JMLR figures (:mod:`.protocol`): inputs
-are scaled on training data only, hyper-parameters are chosen on a validation split carved
-out of the training side, and the test split is scored once by the chosen model.
+Every experiment follows the same discipline as the JMLR figures: inputs are scaled on
+training data only (:mod:`.preprocessing`), hyper-parameters are chosen on a validation
+split carved out of the training side (:mod:`.selection`), and the test split is scored
+once by the chosen model. The lecture gives the switch prior as ``p0`` (or ``rho``), the
+prior probability that a switch is on; :func:`medmtl.med.bound.alpha_from_rho` turns it
+into the estimators' ``alpha``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from sklearn.metrics import roc_auc_score, roc_curve
 
 from medmtl.datasets import load_housing, load_nci60, load_splice
-from medmtl.evaluation import auc, epsilon_insensitive_loss, mean_auc, roc_curve
-from medmtl.experiments.protocol import (TOL, alpha_from_rho, fit_options, in_med_context,
-                                         independent_svm_scores, minmax_scale_tasks,
-                                         select_on_validation, solver_method, warm_path)
+from medmtl.evaluation import epsilon_insensitive_loss, mean_auc
+from medmtl.experiments.med_method import METHOD, fit_options, solver_settings
+from medmtl.experiments.preprocessing import minmax_scale_tasks, quadratic_expansion
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
-from medmtl.experiments.runner import run_grid
+from medmtl.experiments.runner import CellCall, RunOptions, run_grid
+from medmtl.experiments.selection import select_per_alpha, warm_path
+from medmtl.experiments.svm_baselines import independent_svm_scores
+from medmtl.experiments.threads import one_blas_thread
 
-__all__ = ["linear_coefficients", "splice_features", "splice_split", "housing_split",
-           "nci60_single_line", "nci60_meta_selection", "dermatology_cv_fold",
-           "least_squares_fit"]
+__all__ = ["linear_coefficients", "least_squares_fit", "splice_features", "splice_split", "housing_split",
+           "nci60_single_line", "nci60_meta_selection", "dermatology_cv_fold", "splice_roc",
+           "housing_regression", "nci60_regression", "dermatology_cv"]
 
 RHOS = [0.99999, 0.1, 0.001, 0.00001]  # the lecture's p0 / rho values
 
 
 def _label(rho):
     return f"{rho:g}"
+
+
+def _alphas(rhos):
+    # imported here: medmtl.med is slow to import, and `medmtl reproduce --list` needs none of it
+    from medmtl.med.bound import alpha_from_rho
+
+    return [alpha_from_rho(r) for r in rhos]
 
 
 def linear_coefficients(model, n_features):
@@ -66,6 +79,17 @@ def least_squares_fit(X, y):
     return lambda Z: np.hstack([Z, np.ones((Z.shape[0], 1))]) @ w
 
 
+def _regressor_factory(epsilon, method):
+    """``make(C, alpha)``: a warm-started MED feature-selection regressor."""
+    from medmtl.med import MEDRegressor
+
+    def make(C, alpha):
+        return MEDRegressor(selection="features", C=C, alpha=alpha, epsilon=epsilon, warm_start=True,
+                            **fit_options(method))
+
+    return make
+
+
 # ---------------------------------------------------------------------------------------------
 # Splice: ROC curves of MED feature selection at several rho; CDF of linear coefficients.
 
@@ -94,56 +118,99 @@ def splice_features(X, window, quadratic):
     return np.hstack([X, X[:, i[keep]] * X[:, j[keep]]])
 
 
-@in_med_context
+def _roc_points(y, scores):
+    fpr, tpr, _ = roc_curve(y, scores, drop_intermediate=False)
+    return [fpr.tolist(), tpr.tolist()]
+
+
+@one_blas_thread
 def splice_split(setting, rep, seed=0, n_train=200, n_val=500, Cs=SPLICE_CS, rhos=RHOS,
-                 method=None, keep_curves=True):
+                 method=METHOD, keep_curves=True):
     """One random split of the splice experiment for one feature setting.
 
     ``n_train`` examples train, ``n_val`` validate (C is chosen per rho on validation AUC,
     warm-starting along the rho path), and all the remaining examples test. Returns the
-    test AUC per rho, the libsvm linear SVM's test AUC (C chosen the same way), ROC points
-    and the linear coefficients per rho.
+    test AUC per rho, the libsvm linear SVM's test AUC (C chosen the same way), and with
+    ``keep_curves`` the ROC points and the linear coefficients per rho.
     """
     from medmtl.med import MEDClassifier
-
-    method = method or solver_method()
 
     window, quadratic = SPLICE_SETTINGS[setting]
     ds = load_splice(window=window)
     train, val, test = ds.split(train=n_train, validation=n_val, random_state=[seed, rep])
     Xtr, Xva, Xte = (splice_features(d[0].X, window, quadratic) for d in (train, val, test))
     ytr, yva, yte = train[0].y, val[0].y, test[0].y
-    alphas = [alpha_from_rho(r) for r in rhos]
 
     def make(C, alpha):
         return MEDClassifier(selection="features", C=C, alpha=alpha, warm_start=True,
                              **fit_options(method))
 
-    scores, _ = warm_path(make, Cs, alphas, Xtr, ytr, lambda m: auc(yva, m.decision_function(Xva)))
+    alphas = _alphas(rhos)
+    scores, _ = warm_path(make, Cs, alphas, Xtr, ytr, lambda m: roc_auc_score(yva, m.decision_function(Xva)))
     out = {"rhos": list(rhos), "auc": [], "chosen_C": [], "roc": [], "coef": [], "n_features": Xtr.shape[1]}
-    for rho, alpha in zip(rhos, alphas):
-        (C, _), _ = select_on_validation({k: v for k, v in scores.items() if k[1] == alpha})
+    for (C, alpha), _ in select_per_alpha(scores, alphas):
         model = make(C, alpha).fit(Xtr, ytr)
         s = model.decision_function(Xte)
-        out["auc"].append(auc(yte, s))
+        out["auc"].append(roc_auc_score(yte, s))
         out["chosen_C"].append(C)
         if keep_curves:
-            fpr, tpr = roc_curve(yte, s)
-            out["roc"].append([fpr.tolist(), tpr.tolist()])
+            out["roc"].append(_roc_points(yte, s))
             out["coef"].append(linear_coefficients(model, Xtr.shape[1]).tolist())
     _, out["svm_auc"], (out["svm_C"],), (s,) = independent_svm_scores(Cs, [(Xtr, ytr)], [(Xva, yva)],
                                                                      [(Xte, yte)])
     if keep_curves:
-        fpr, tpr = roc_curve(yte, s)
-        out["svm_roc"] = [fpr.tolist(), tpr.tolist()]
+        out["svm_roc"] = _roc_points(yte, s)
     out["n_test"] = int(len(yte))
     return out
 
 
-@in_med_context
-def _splice_cell(cell):
-    return splice_split(cell["setting"], cell["rep"], cell["seed"], cell["n_train"], cell["n_val"],
-                        cell["Cs"], cell["rhos"], method=cell["method"], keep_curves=cell["rep"] == 0)
+@register("splice-roc", "Lecture: ROC of MED feature selection at several rho on DNA splice sites (+ CDF of weights)")
+def splice_roc(options=RunOptions()):
+    """The lecture's splice ROC slides: test AUC per rho, ROC curves and coefficient CDFs."""
+    quick, seed = options.quick, options.seed
+    reps = 1 if quick else 5
+    Cs = SPLICE_QUICK_CS if quick else SPLICE_CS
+    settings = list(SPLICE_SETTINGS)
+    n_val = 300 if quick else 500
+    # the figure draws the first repetition: only its curves are kept (4900 coefficients
+    # per rho in the quadratic setting)
+    cells = [{"setting": s, "rep": r, "seed": seed, "n_train": 200, "n_val": n_val, "Cs": Cs,
+              "rhos": RHOS, "method": METHOD, "keep_curves": r == 0, "v": 2}
+             for s in settings for r in range(reps)]
+    out = run_grid(CellCall(splice_split), cells, name="splice-roc", options=options)
+    measured, std, paper = {}, {}, {}
+    for s in settings:
+        rows = [o for o, c in zip(out, cells) if c["setting"] == s]
+        A = np.array([o["auc"] for o in rows])
+        measured[f"MED, {s}"] = A.mean(0).tolist()
+        std[f"MED, {s}"] = A.std(0).tolist()
+        svm = np.array([o["svm_auc"] for o in rows])
+        measured[f"SVM, {s}"] = [float(svm.mean())] * len(RHOS)
+        std[f"SVM, {s}"] = [float(svm.std())] * len(RHOS)
+        paper[f"MED, {s}"] = [None] * len(RHOS)  # the lecture shows curves, no numbers
+    first = {c["setting"]: o for o, c in zip(out, cells) if c["rep"] == 0}
+    coef = first["100 features"]["coef"]
+    result = ExperimentResult(
+        "splice-roc",
+        settings={"data": "UCI splice junctions, EI (+1) vs IE and neither (-1), one-hot A/C/G/T",
+                  "features": {"100 features": "25 positions centred on the junction",
+                               "100 features, quadratic": "the 100 plus products of indicators at two "
+                                                          "different positions (4900 inputs)",
+                               "240 features": "all 60 positions"},
+                  "protocol": "200 training examples, a validation set (C chosen per rho on validation AUC, "
+                              "warm path over rho), the rest for test; mean test AUC over splits",
+                  "n_val": n_val, "rhos": RHOS, "alphas": _alphas(RHOS), "Cs": Cs,
+                  "repetitions": reps, "seed": seed, "quick": quick, **solver_settings(METHOD),
+                  "model": f"MEDClassifier(selection='features', method={METHOD!r}); SVM: libsvm linear"},
+        x=RHOS, measured=measured, measured_std=std, paper=paper, xscale="log",
+        xlabel="rho (prior probability of a switch being on)", ylabel="test AUC",
+        title="Splice: MED feature selection across rho (lecture ROC slides)",
+        extra={"n_test": first["100 features"]["n_test"],
+               "chosen_C": {c["setting"] + f" rep {c['rep']}": o["chosen_C"] for o, c in zip(out, cells)},
+               "coefficients_100_features": {_label(r): coef[k] for k, r in enumerate(RHOS)},
+               "fraction_of_coefficients_below_1e-3": {
+                   _label(r): float(np.mean(np.abs(coef[k]) < 1e-3)) for k, r in enumerate(RHOS)}})
+    return result, _splice_figure(first, RHOS)
 
 
 def _splice_figure(first, rhos):
@@ -182,54 +249,6 @@ def _splice_figure(first, rhos):
     return fig
 
 
-@register("splice-roc", "Lecture: ROC of MED feature selection at several rho on DNA splice sites (+ CDF of weights)")
-def splice_roc(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
-               use_cache=True, seed=0):
-    reps = 1 if quick else 5
-    Cs = SPLICE_QUICK_CS if quick else SPLICE_CS
-    settings = list(SPLICE_SETTINGS)
-    n_val = 300 if quick else 500
-    method = solver_method()
-    cells = [{"setting": s, "rep": r, "seed": seed, "n_train": 200, "n_val": n_val, "Cs": Cs,
-              "rhos": RHOS, "method": method, "v": 2} for s in settings for r in range(reps)]
-    out = run_grid(_splice_cell, cells, name="splice-roc", n_jobs=n_jobs, backend=backend,
-                   scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
-    measured, std, paper = {}, {}, {}
-    for s in settings:
-        rows = [o for o, c in zip(out, cells) if c["setting"] == s]
-        A = np.array([o["auc"] for o in rows])
-        measured[f"MED, {s}"] = A.mean(0).tolist()
-        std[f"MED, {s}"] = A.std(0).tolist()
-        svm = np.array([o["svm_auc"] for o in rows])
-        measured[f"SVM, {s}"] = [float(svm.mean())] * len(RHOS)
-        std[f"SVM, {s}"] = [float(svm.std())] * len(RHOS)
-        paper[f"MED, {s}"] = [None] * len(RHOS)  # the lecture shows curves, no numbers
-    first = {c["setting"]: o for o, c in zip(out, cells) if c["rep"] == 0}
-    coef = first["100 features"]["coef"]
-    result = ExperimentResult(
-        "splice-roc",
-        settings={"data": "UCI splice junctions, EI (+1) vs IE and neither (-1), one-hot A/C/G/T",
-                  "features": {"100 features": "25 positions centred on the junction",
-                               "100 features, quadratic": "the 100 plus products of indicators at two "
-                                                          "different positions (4900 inputs)",
-                               "240 features": "all 60 positions"},
-                  "protocol": "200 training examples, a validation set (C chosen per rho on validation AUC, "
-                              "warm path over rho), the rest for test; mean test AUC over splits",
-                  "n_val": n_val, "rhos": RHOS, "alphas": [alpha_from_rho(r) for r in RHOS], "Cs": Cs,
-                  "repetitions": reps, "seed": seed, "quick": quick, "solver": method,
-                  "tol": TOL if method == "bound" else None,
-                  "model": f"MEDClassifier(selection='features', method={method!r}); SVM: libsvm linear"},
-        x=RHOS, measured=measured, measured_std=std, paper=paper, xscale="log",
-        xlabel="rho (prior probability of a switch being on)", ylabel="test AUC",
-        title="Splice: MED feature selection across rho (lecture ROC slides)",
-        extra={"n_test": first["100 features"]["n_test"],
-               "chosen_C": {c["setting"] + f" rep {c['rep']}": o["chosen_C"] for o, c in zip(out, cells)},
-               "coefficients_100_features": {_label(r): coef[k] for k, r in enumerate(RHOS)},
-               "fraction_of_coefficients_below_1e-3": {
-                   _label(r): float(np.mean(np.abs(coef[k]) < 1e-3)) for k, r in enumerate(RHOS)}})
-    return result, _splice_figure(first, RHOS)
-
-
 # ---------------------------------------------------------------------------------------------
 # Boston housing: epsilon-insensitive test loss, least squares vs MED feature-selection regression.
 
@@ -240,9 +259,15 @@ HOUSING_CS = [1.0, 10.0, 100.0, 1000.0]
 HOUSING_QUICK_CS = [100.0]
 
 
-@in_med_context
+def _scaled_quadratic(X, rows, other_rows):
+    """Inputs scaled into [0, 1] on ``rows`` and expanded to degree 2, for both row sets."""
+    (A,), (B,) = minmax_scale_tasks([X[rows]], [X[other_rows]])
+    return quadratic_expansion(A), quadratic_expansion(B)
+
+
+@one_blas_thread
 def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON, n_test=25,
-                  n_val=96, n_train=None, method=None):
+                  n_val=96, n_train=None, method=METHOD):
     """One random 481 / 25 split of Boston housing.
 
     Inputs are scaled into [0, 1] on the training rows and expanded to all degree-2
@@ -252,11 +277,6 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
     C) and the model is refitted on all training rows; with one C there is no selection.
     ``n_train`` (quick mode) keeps only that many of the training rows.
     """
-    from medmtl.experiments.protocol import quadratic_expansion
-    from medmtl.med import MEDRegressor
-
-    method = method or solver_method()
-
     ds = load_housing()
     X, y = ds[0].X, ds[0].y
     n = len(y)
@@ -265,24 +285,18 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
     tr, te = order[: n - n_test], order[n - n_test:]
     if n_train is not None:
         tr = tr[:n_train]
-    (Xtr,), (Xte,) = minmax_scale_tasks([X[tr]], [X[te]])
-    Xtr, Xte = quadratic_expansion(Xtr), quadratic_expansion(Xte)
+    Xtr, Xte = _scaled_quadratic(X, tr, te)
     losses = [epsilon_insensitive_loss(y[te], least_squares_fit(Xtr, y[tr])(Xte), epsilon)]
-    alphas = [alpha_from_rho(r) for r in rhos]
-
-    def make(C, alpha):
-        return MEDRegressor(selection="features", C=C, alpha=alpha, epsilon=epsilon, warm_start=True,
-                            **fit_options(method))
-
+    alphas = _alphas(rhos)
+    make = _regressor_factory(epsilon, method)
     if len(Cs) > 1:
         # validation rows come from the training side only; scaling is re-done on the rest
         inner = rng.permutation(len(tr))
         fit_rows, val_rows = tr[inner[n_val:]], tr[inner[:n_val]]
-        (Xfit,), (Xval,) = minmax_scale_tasks([X[fit_rows]], [X[val_rows]])
-        Xfit, Xval = quadratic_expansion(Xfit), quadratic_expansion(Xval)
+        Xfit, Xval = _scaled_quadratic(X, fit_rows, val_rows)
         scores, _ = warm_path(make, Cs, alphas, Xfit, y[fit_rows],
                               lambda m: -epsilon_insensitive_loss(y[val_rows], m.predict(Xval), epsilon))
-        chosen = [select_on_validation({k: v for k, v in scores.items() if k[1] == a})[0][0] for a in alphas]
+        chosen = [C for (C, _), _ in select_per_alpha(scores, alphas)]
     else:
         chosen = [Cs[0]] * len(alphas)
     n_on = []
@@ -298,23 +312,17 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
             "n_train": int(len(tr))}
 
 
-@in_med_context
-def _housing_cell(cell):
-    return housing_split(cell["rep"], cell["seed"], cell["Cs"], cell["rhos"], cell["epsilon"],
-                         n_train=cell["n_train"], method=cell["method"])
-
-
 @register("housing-regression", "Lecture table: least squares vs MED feature-selection regression, Boston housing")
-def housing_regression(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None,
-                       cache_dir=None, use_cache=True, seed=0, repetitions=None):
+def housing_regression(options=RunOptions(), *, repetitions=None):
+    """The lecture's housing table: mean epsilon-insensitive test loss of least squares and of
+    MED feature-selection regression per p0, over ``repetitions`` random splits."""
+    quick, seed = options.quick, options.seed
     reps = repetitions or (1 if quick else 20)
     Cs = HOUSING_QUICK_CS if quick else HOUSING_CS
     n_train = 150 if quick else None
-    method = solver_method()
     cells = [{"rep": r, "seed": seed, "Cs": Cs, "rhos": RHOS, "epsilon": HOUSING_EPSILON,
-              "n_train": n_train, "method": method, "v": 2} for r in range(reps)]
-    out = run_grid(_housing_cell, cells, name="housing-regression", n_jobs=n_jobs, backend=backend,
-                   scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
+              "n_train": n_train, "method": METHOD, "v": 2} for r in range(reps)]
+    out = run_grid(CellCall(housing_split), cells, name="housing-regression", options=options)
     R = np.array([o["loss"] for o in out])
     key = f"mean of {reps} random splits"
     return ExperimentResult(
@@ -326,8 +334,8 @@ def housing_regression(quick=False, n_jobs=1, backend="loky", scheduler=None, cl
                               "training rows",
                   "epsilon": HOUSING_EPSILON, "loss": "mean epsilon-insensitive loss on the 25 test rows",
                   "n_train": n_train or 481, "p0": RHOS, "Cs": Cs, "repetitions": reps, "seed": seed,
-                  "quick": quick, "solver": method, "tol": TOL if method == "bound" else None,
-                  "model": f"MEDRegressor(selection='features', method={method!r}); least squares with intercept"},
+                  "quick": quick, **solver_settings(METHOD),
+                  "model": f"MEDRegressor(selection='features', method={METHOD!r}); least squares with intercept"},
         x=HOUSING_ROWS, measured={key: R.mean(0).tolist()}, measured_std={key: R.std(0).tolist()},
         paper={key: HOUSING_PAPER},
         xlabel="linear model estimator", ylabel="epsilon-insensitive test loss",
@@ -348,19 +356,15 @@ NCI60_CS = [0.01, 0.1, 1.0, 10.0]
 NCI60_LECTURE = {"least squares": 3609.0, "MED p0 = 1e-05": 1673.4}  # D. Ross data: 67 lines, 3951 test genes
 
 
-@in_med_context
+@one_blas_thread
 def nci60_single_line(target, seed=0, n_train=50, n_val=200, Cs=NCI60_CS, rhos=RHOS,
-                      epsilon=NCI60_EPSILON, method=None):
+                      epsilon=NCI60_EPSILON, method=METHOD):
     """Predict cell line ``target``'s expression of a gene from the other 63 lines.
 
     Genes are the examples: ``n_train`` random genes train, ``n_val`` choose C per p0, and
     all the others test. Returns the mean epsilon-insensitive test loss of least squares
     (minimum norm: 63 inputs, 50 examples) and of MED feature-selection regression per p0.
     """
-    from medmtl.med import MEDRegressor
-
-    method = method or solver_method()
-
     X, _ = load_nci60()
     E = X.T  # genes x cell lines
     y = E[:, target]
@@ -369,26 +373,20 @@ def nci60_single_line(target, seed=0, n_train=50, n_val=200, Cs=NCI60_CS, rhos=R
     order = rng.permutation(len(y))
     tr, va, te = order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:]
     losses = [epsilon_insensitive_loss(y[te], least_squares_fit(F[tr], y[tr])(F[te]), epsilon)]
-    alphas = [alpha_from_rho(r) for r in rhos]
-
-    def make(C, alpha):
-        return MEDRegressor(selection="features", C=C, alpha=alpha, epsilon=epsilon, warm_start=True,
-                            **fit_options(method))
-
+    make, alphas = _regressor_factory(epsilon, method), _alphas(rhos)
     scores, _ = warm_path(make, Cs, alphas, F[tr], y[tr],
                           lambda m: -epsilon_insensitive_loss(y[va], m.predict(F[va]), epsilon))
     chosen = []
-    for alpha in alphas:
-        (C, _), _ = select_on_validation({k: v for k, v in scores.items() if k[1] == alpha})
+    for (C, alpha), _ in select_per_alpha(scores, alphas):
         model = make(C, alpha).fit(F[tr], y[tr])
         losses.append(epsilon_insensitive_loss(y[te], model.predict(F[te]), epsilon))
         chosen.append(C)
     return {"loss": losses, "chosen_C": chosen, "n_test": int(len(te))}
 
 
-@in_med_context
+@one_blas_thread
 def nci60_meta_selection(rep, seed=0, n_candidates=32, n_tasks=8, n_train=200, C=1.0, rho=1e-3,
-                         ks=(1, 2, 4, 8, 16), n_random=20, epsilon=NCI60_EPSILON, method=None):
+                         ks=(1, 2, 4, 8, 16), n_random=20, epsilon=NCI60_EPSILON, method=METHOD):
     """Choose a shared subset of cell lines that predicts other cell lines (meta selection).
 
     The 64 lines are split at random into ``n_candidates`` candidate inputs and
@@ -400,8 +398,6 @@ def nci60_meta_selection(rep, seed=0, n_candidates=32, n_tasks=8, n_train=200, C
     """
     from medmtl.med import MultiTaskMEDRegressor
 
-    method = method or solver_method()
-
     X, _ = load_nci60()
     E = X.T
     rng = np.random.default_rng([seed, rep])
@@ -411,7 +407,8 @@ def nci60_meta_selection(rep, seed=0, n_candidates=32, n_tasks=8, n_train=200, C
     tr, te = genes[:n_train], genes[n_train:]
     Xs = [E[tr][:, cand]] * n_tasks
     ys = [E[tr, t] for t in targets]
-    model = MultiTaskMEDRegressor(selection="features", C=C, alpha=alpha_from_rho(rho),
+    (alpha,) = _alphas([rho])
+    model = MultiTaskMEDRegressor(selection="features", C=C, alpha=alpha,
                                   epsilon=epsilon, **fit_options(method)).fit(Xs, ys)
     s = np.asarray(model.switch_posterior_, dtype=float)
     ranking = np.argsort(-s, kind="stable")
@@ -431,14 +428,51 @@ def nci60_meta_selection(rep, seed=0, n_candidates=32, n_tasks=8, n_train=200, C
                                            zip(targets, model.predict([E[te][:, cand]] * n_tasks))]))}
 
 
-@in_med_context
-def _nci60_cell(cell):
-    if cell["part"] == "single":
-        return nci60_single_line(cell["target"], cell["seed"], Cs=cell["Cs"], rhos=cell["rhos"],
-                                 method=cell["method"])
-    return nci60_meta_selection(cell["rep"], cell["seed"], n_candidates=cell["n_candidates"],
-                                n_tasks=cell["n_tasks"], n_train=cell["n_train"], ks=cell["ks"],
-                                method=cell["method"])
+@register("nci60-regression", "Lecture: MED (meta) feature-selection regression on NCI60 vs least squares / random")
+def nci60_regression(options=RunOptions()):
+    """The lecture's NCI60 table (one line from the others) and meta feature selection."""
+    quick, seed = options.quick, options.seed
+    targets = [0, 1] if quick else list(range(0, 64, 8))
+    reps = 1 if quick else 5
+    meta = {"n_candidates": 16 if quick else 32, "n_tasks": 4 if quick else 8,
+            "n_train": 100 if quick else 400, "ks": [1, 2, 4, 8] if quick else [1, 2, 4, 8, 16]}
+    Cs = [0.1, 1.0] if quick else NCI60_CS
+    single_cells = [{"target": t, "seed": seed, "Cs": Cs, "rhos": RHOS, "method": METHOD, "v": 1}
+                    for t in targets]
+    meta_cells = [{"rep": r, "seed": seed, "method": METHOD, "v": 1, **meta} for r in range(reps)]
+    single = np.array([o["loss"] for o in run_grid(CellCall(nci60_single_line), single_cells,
+                                                   name="nci60-regression", options=options)])
+    metas = run_grid(CellCall(nci60_meta_selection), meta_cells, name="nci60-regression", options=options)
+    med = np.array([o["med"] for o in metas])
+    rand = np.array([o["random"] for o in metas])
+    ks = meta["ks"]
+    result = ExperimentResult(
+        "nci60-regression",
+        settings={"data": "NCI60, 64 cell-line samples x 6830 genes; genes are the examples",
+                  "single_line": "each target line predicted from the other 63 lines; 50 random training "
+                                 "genes, 200 validation genes (C per p0), all other genes test",
+                  "meta": "lines split at random into candidate inputs and target lines (tasks); "
+                          "MultiTaskMEDRegressor(selection='features', C=1, rho=1e-3) ranks candidates by "
+                          "switch posterior; least squares on the top-k vs random k-subsets (20 draws)",
+                  "epsilon": NCI60_EPSILON, "p0": RHOS, "Cs": Cs, "targets": targets, "repetitions": reps,
+                  "seed": seed, "quick": quick, **{f"meta_{k}": v for k, v in meta.items()},
+                  **solver_settings(METHOD)},
+        x=ks, measured={"MED meta feature selection": med.mean(0).tolist(), "random selection": rand.mean(0).tolist()},
+        measured_std={"MED meta feature selection": med.std(0).tolist(), "random selection": rand.std(0).tolist()},
+        paper={"MED meta feature selection": [None] * len(ks), "random selection": [None] * len(ks)},
+        xlabel="cell lines selected (shared by all target lines)",
+        ylabel="mean epsilon-insensitive test loss",
+        title="NCI60: meta feature-selection regression vs random selection",
+        extra={"single_line_table": {r: {"mean": float(m), "std": float(s)}
+                                     for r, m, s in zip(HOUSING_ROWS, single.mean(0), single.std(0))},
+               "single_line_ratio_least_squares_over_med_p0_1e-5": float(single[:, 0].mean() / single[:, -1].mean()),
+               "lecture_single_line_table": NCI60_LECTURE,
+               "lecture_ratio": NCI60_LECTURE["least squares"] / NCI60_LECTURE["MED p0 = 1e-05"],
+               "lecture_note": "the lecture's cancer data (D. Ross, 67 lines, 3951 test genes) differs from the "
+                               "bundled NCI60; compare the ratio, not the losses",
+               "meta_med_own_loss": [o["med_own_loss"] for o in metas],
+               "meta_switch_posterior": [o["switch_posterior"] for o in metas]})
+    return result, _nci60_figure(result)
 
 
 def _nci60_figure(result):
@@ -459,55 +493,6 @@ def _nci60_figure(result):
     return fig
 
 
-@register("nci60-regression", "Lecture: MED (meta) feature-selection regression on NCI60 vs least squares / random")
-def nci60_regression(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None,
-                     cache_dir=None, use_cache=True, seed=0):
-    targets = [0, 1] if quick else list(range(0, 64, 8))
-    reps = 1 if quick else 5
-    meta = {"n_candidates": 16 if quick else 32, "n_tasks": 4 if quick else 8,
-            "n_train": 100 if quick else 400, "ks": [1, 2, 4, 8] if quick else [1, 2, 4, 8, 16]}
-    Cs = [0.1, 1.0] if quick else NCI60_CS
-    method = solver_method()
-    cells = ([{"part": "single", "target": t, "seed": seed, "Cs": Cs, "rhos": RHOS, "method": method, "v": 1}
-              for t in targets]
-             + [{"part": "meta", "rep": r, "seed": seed, "method": method, "v": 1, **meta} for r in range(reps)])
-    out = run_grid(_nci60_cell, cells, name="nci60-regression", n_jobs=n_jobs, backend=backend,
-                   scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
-    single = np.array([o["loss"] for o, c in zip(out, cells) if c["part"] == "single"])
-    metas = [o for o, c in zip(out, cells) if c["part"] == "meta"]
-    med = np.array([o["med"] for o in metas])
-    rand = np.array([o["random"] for o in metas])
-    rows = HOUSING_ROWS
-    ks = meta["ks"]
-    result = ExperimentResult(
-        "nci60-regression",
-        settings={"data": "NCI60, 64 cell-line samples x 6830 genes; genes are the examples",
-                  "single_line": "each target line predicted from the other 63 lines; 50 random training "
-                                 "genes, 200 validation genes (C per p0), all other genes test",
-                  "meta": "lines split at random into candidate inputs and target lines (tasks); "
-                          "MultiTaskMEDRegressor(selection='features', C=1, rho=1e-3) ranks candidates by "
-                          "switch posterior; least squares on the top-k vs random k-subsets (20 draws)",
-                  "epsilon": NCI60_EPSILON, "p0": RHOS, "Cs": Cs, "targets": targets, "repetitions": reps,
-                  "seed": seed, "quick": quick, **{f"meta_{k}": v for k, v in meta.items()},
-                  "solver": method, "tol": TOL if method == "bound" else None},
-        x=ks, measured={"MED meta feature selection": med.mean(0).tolist(), "random selection": rand.mean(0).tolist()},
-        measured_std={"MED meta feature selection": med.std(0).tolist(), "random selection": rand.std(0).tolist()},
-        paper={"MED meta feature selection": [None] * len(ks), "random selection": [None] * len(ks)},
-        xlabel="cell lines selected (shared by all target lines)",
-        ylabel="mean epsilon-insensitive test loss",
-        title="NCI60: meta feature-selection regression vs random selection",
-        extra={"single_line_table": {r: {"mean": float(m), "std": float(s)}
-                                     for r, m, s in zip(rows, single.mean(0), single.std(0))},
-               "single_line_ratio_least_squares_over_med_p0_1e-5": float(single[:, 0].mean() / single[:, -1].mean()),
-               "lecture_single_line_table": NCI60_LECTURE,
-               "lecture_ratio": NCI60_LECTURE["least squares"] / NCI60_LECTURE["MED p0 = 1e-05"],
-               "lecture_note": "the lecture's cancer data (D. Ross, 67 lines, 3951 test genes) differs from the "
-                               "bundled NCI60; compare the ratio, not the losses",
-               "meta_med_own_loss": [o["med_own_loss"] for o in metas],
-               "meta_switch_posterior": [o["switch_posterior"] for o in metas]})
-    return result, _nci60_figure(result)
-
-
 # ---------------------------------------------------------------------------------------------
 # Dermatology cross-validation surfaces over C and alpha (rho).
 
@@ -516,9 +501,9 @@ DCV_GRID = {"Cs": [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0],
 DCV_QUICK_GRID = {"Cs": [0.1, 1.0, 10.0], "alphas": [0.0, 10.0, 1000.0]}
 
 
-@in_med_context
+@one_blas_thread
 def dermatology_cv_fold(fold, seed=0, size=200, Cs=DCV_GRID["Cs"], alphas=DCV_GRID["alphas"],
-                        method=None):
+                        method=METHOD):
     """The validation mean AUC of multi-task MED feature selection over a (C, alpha) grid.
 
     ``size`` training patients per task; the rest split in half for validation and test.
@@ -535,10 +520,37 @@ def dermatology_cv_fold(fold, seed=0, size=200, Cs=DCV_GRID["Cs"], alphas=DCV_GR
             "iterations": [[iterations[(c, a)] for c in sorted(Cs)] for a in sorted(alphas)]}
 
 
-@in_med_context
-def _dcv_cell(cell):
-    return dermatology_cv_fold(cell["fold"], cell["seed"], cell["size"], cell["Cs"], cell["alphas"],
-                               method=cell["method"])
+@register("dermatology-cv", "Lecture: validation surfaces of multi-task MED feature selection over C, alpha")
+def dermatology_cv(options=RunOptions()):
+    """The lecture's cross-validation surfaces: validation mean AUC over (C, alpha)."""
+    quick, seed = options.quick, options.seed
+    folds = 1 if quick else 5
+    grid = DCV_QUICK_GRID if quick else DCV_GRID
+    cells = [{"fold": f, "seed": seed, "size": 200, "method": METHOD, "v": 1, **grid} for f in range(folds)]
+    out = run_grid(CellCall(dermatology_cv_fold), cells, name="dermatology-cv", options=options)
+    S = np.array([o["surface"] for o in out])
+    alphas, Cs = sorted(grid["alphas"]), sorted(grid["Cs"])
+    measured = {f"alpha = {a:g}": S.mean(0)[i].tolist() for i, a in enumerate(alphas)}
+    std = {f"alpha = {a:g}": S.std(0)[i].tolist() for i, a in enumerate(alphas)}
+    test = np.array([o["test"] for o in out])
+    result = ExperimentResult(
+        "dermatology-cv",
+        settings={"data": "UCI Dermatology, 6 one-vs-rest tasks, 34 features scaled to [0, 1]",
+                  "protocol": "200 training patients per task, the other 166 split 83 validation / 83 "
+                              "test; the surface is the validation mean AUC (never test); the chosen "
+                              "point is scored once on test",
+                  "grid": {"Cs": Cs, "alphas": alphas}, "folds": folds, "seed": seed, "quick": quick,
+                  **solver_settings(METHOD),
+                  "model": f"MultiTaskMEDClassifier(selection='features', method={METHOD!r}), "
+                           "warm path over alpha per C"},
+        x=Cs, measured=measured, measured_std=std, paper={}, xscale="log",
+        xlabel="C", ylabel="validation mean AUC over 6 tasks",
+        title="Dermatology: validation surface over C and alpha (lecture)",
+        extra={"surface_mean": S.mean(0).tolist(), "chosen": [o["chosen"] for o in out],
+               "test_mauc_at_chosen": {"mean": float(test.mean()), "std": float(test.std()),
+                                       "per_fold": test.tolist()},
+               "iterations": [o["iterations"] for o in out]})
+    return result, _dcv_figure(result, S.mean(0))
 
 
 def _dcv_figure(result, S):
@@ -556,37 +568,3 @@ def _dcv_figure(result, S):
     fig.colorbar(im, ax=b)
     fig.tight_layout()
     return fig
-
-
-@register("dermatology-cv", "Lecture: validation surfaces of multi-task MED feature selection over C, alpha")
-def dermatology_cv(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
-                   use_cache=True, seed=0):
-    folds = 1 if quick else 5
-    grid = DCV_QUICK_GRID if quick else DCV_GRID
-    method = solver_method()
-    cells = [{"fold": f, "seed": seed, "size": 200, "method": method, "v": 1, **grid} for f in range(folds)]
-    out = run_grid(_dcv_cell, cells, name="dermatology-cv", n_jobs=n_jobs, backend=backend,
-                   scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
-    S = np.array([o["surface"] for o in out])
-    alphas, Cs = sorted(grid["alphas"]), sorted(grid["Cs"])
-    measured = {f"alpha = {a:g}": S.mean(0)[i].tolist() for i, a in enumerate(alphas)}
-    std = {f"alpha = {a:g}": S.std(0)[i].tolist() for i, a in enumerate(alphas)}
-    test = np.array([o["test"] for o in out])
-    result = ExperimentResult(
-        "dermatology-cv",
-        settings={"data": "UCI Dermatology, 6 one-vs-rest tasks, 34 features scaled to [0, 1]",
-                  "protocol": "200 training patients per task, the other 166 split 83 validation / 83 "
-                              "test; the surface is the validation mean AUC (never test); the chosen "
-                              "point is scored once on test",
-                  "grid": {"Cs": Cs, "alphas": alphas}, "folds": folds, "seed": seed, "quick": quick,
-                  "solver": method, "tol": TOL if method == "bound" else None,
-                  "model": f"MultiTaskMEDClassifier(selection='features', method={method!r}), "
-                           "warm path over alpha per C"},
-        x=Cs, measured=measured, measured_std=std, paper={}, xscale="log",
-        xlabel="C", ylabel="validation mean AUC over 6 tasks",
-        title="Dermatology: validation surface over C and alpha (lecture)",
-        extra={"surface_mean": S.mean(0).tolist(), "chosen": [o["chosen"] for o in out],
-               "test_mauc_at_chosen": {"mean": float(test.mean()), "std": float(test.std()),
-                                       "per_fold": test.tolist()},
-               "iterations": [o["iterations"] for o in out]})
-    return result, _dcv_figure(result, S.mean(0))

@@ -5,21 +5,24 @@
 - ``mts3flc-fig1``: Fig. 1, accuracy against the labelled documents per task.
 - ``mts3flc-topics``: Table IV, the most probable words of common and task-specific topics.
 
-Every (problem, labelled size, run, method) is one cell of :func:`run_grid`. Accuracy is on
-the unlabelled documents of each task (transduction), averaged over the four tasks.
+Every (problem, labelled size, run, method) is one cell of :func:`run_grid`, the settings of
+:func:`accuracies`. Accuracy is on the unlabelled documents of each task (transduction),
+averaged over the four tasks.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
 
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
-from medmtl.experiments.runner import run_grid
+from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 
-__all__ = ["PAPER_TABLE3", "K_SHARED_GRID", "PROBLEMS", "run_cell"]
+__all__ = ["PAPER_TABLE3", "K_SHARED_GRID", "PROBLEMS", "problem_dataset", "labelled_split", "accuracies",
+           "topic_words", "table3", "fig1", "topics", "select"]
 
 PROBLEMS = ["comp-rec", "comp-talk", "sci-rec", "rec-talk", "sci-talk", "sci-comp"]
 PROBLEM_TITLES = {p: p.replace("-", " vs ") for p in PROBLEMS}
@@ -56,7 +59,9 @@ _QUICK_DOCS_PER_GROUP = 80
 _QUICK_MIN_DF = 5
 
 
-def _dataset(problem, quick):
+def problem_dataset(problem, quick):
+    """The 4-task dataset of ``problem`` (one of :data:`PROBLEMS`, or :data:`DEVELOPMENT`);
+    ``quick``: a subsample of the posts and a smaller vocabulary."""
     from medmtl.datasets.newsgroups_tasks import development_problem, orderly_problem
 
     if problem == DEVELOPMENT:
@@ -69,12 +74,17 @@ def _dataset(problem, quick):
     return orderly_problem(first, second)
 
 
-def _split(ds, n_labeled, seed):
+def labelled_split(ds, n_labeled, seed):
     """Labelled and unlabelled documents of every task; every task gets both classes labelled.
 
     The stratified draw can give a tiny labelled set (2 documents) a single class; such a
     draw is replaced by the next one (seeds ``[seed, 1]``, ``[seed, 2]``, ...), so draws
     that already hold both classes are the same as without the check.
+
+    Returns
+    -------
+    XL, yL, XU, yU : lists, one entry per task
+        The labelled inputs and labels, and the unlabelled inputs and their true labels.
     """
     idx = ds.split_indices(train=n_labeled, random_state=seed)
     redraw = 0
@@ -94,34 +104,52 @@ def _accuracies(predictions, ys):
     return [float(np.mean(np.asarray(p) == np.asarray(y))) for p, y in zip(predictions, ys)]
 
 
-def run_cell(cell):
-    """One cell: ``{"problem", "n_labeled", "run", "seed", "method", "k_s", "quick"}``.
+def accuracies(problem, n_labeled, run, seed, method, k_s, quick, params=None):
+    """The accuracy per task of one method on one labelled draw of one problem.
 
-    ``method`` is ``"baselines"`` (both logistic regressions), ``"s3flc"`` or ``"mts3flc"``;
-    an optional ``"params"`` dict overrides the estimators' defaults (``C``, and
-    ``normalize_memberships`` for the factorisations). Returns ``{name: [accuracy per task]}``.
+    Parameters
+    ----------
+    problem : str
+        One of :data:`PROBLEMS`, or :data:`DEVELOPMENT`.
+    n_labeled : int
+        Labelled documents per task.
+    run, seed : int
+        The draw (labelled documents and model start) derives from both.
+    method : {"baselines", "s3flc", "mts3flc"}
+        ``"baselines"`` fits both logistic regressions.
+    k_s : int or None
+        Shared topics of MTS3FLC (0: S3FLC).
+    quick : bool
+        The quick run's subsampled data and 20 PLSA iterations.
+    params : dict, optional
+        Overrides of the estimators' defaults (``C``, and ``normalize_memberships`` for the
+        factorisations).
+
+    Returns
+    -------
+    dict
+        ``{name: [accuracy per task]}``, one name per model fitted.
     """
     from medmtl.nmtf import MTS3FLC, S3FLC, PooledLogisticRegression, SingleTaskLogisticRegression
 
-    quick = cell["quick"]
-    ds = _dataset(cell["problem"], quick)
-    split_seed = 1_000_003 * cell["seed"] + 1009 * cell["run"] + cell["n_labeled"]
-    XL, yL, XU, yU = _split(ds, cell["n_labeled"], split_seed)
+    ds = problem_dataset(problem, quick)
+    split_seed = 1_000_003 * seed + 1009 * run + n_labeled
+    XL, yL, XU, yU = labelled_split(ds, n_labeled, split_seed)
     model_seed = split_seed + 7
-    params = dict(cell.get("params", {}))
+    params = dict(params or {})
     extra = {"plsa_max_iter": 20, **params} if quick else params
     with warnings.catch_warnings():
         # 20 iterations is the paper's budget, not a convergence test.
         warnings.simplefilter("ignore", category=Warning)
-        if cell["method"] == "baselines":
+        if method == "baselines":
             return {"LG": _accuracies(SingleTaskLogisticRegression(**params).fit(XL, yL).predict(XU), yU),
                     "pooled LG": _accuracies(PooledLogisticRegression(**params).fit(XL, yL).predict(XU), yU)}
-        if cell["method"] == "s3flc" or cell["k_s"] == 0:
+        if method == "s3flc" or k_s == 0:
             model = S3FLC(n_topics=N_TOPICS, random_state=model_seed, **extra)
         else:
-            model = MTS3FLC(n_topics=N_TOPICS, n_shared_topics=cell["k_s"], random_state=model_seed, **extra)
+            model = MTS3FLC(n_topics=N_TOPICS, n_shared_topics=k_s, random_state=model_seed, **extra)
         model.fit(XL, yL, XU)
-    return {cell["method"]: _accuracies(model.transduction_, yU)}
+    return {method: _accuracies(model.transduction_, yU)}
 
 
 def _mean_std(values):
@@ -130,9 +158,9 @@ def _mean_std(values):
 
 
 @register("mts3flc-table3", "Du et al. ICDM 2012 Table III: accuracy vs shared topics k_s, 20 Newsgroups")
-def table3(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
-           use_cache=True, seed=0, runs=None):
+def table3(options=RunOptions(), *, runs=None):
     """Table III: six problems, K = 20, k_s over the grid, 6 or 14 labelled documents per task."""
+    quick, seed = options.quick, options.seed
     problems = ["comp-rec"] if quick else PROBLEMS
     k_grid = [0, 5, 20] if quick else K_SHARED_GRID
     runs = runs if runs is not None else (2 if quick else 30)
@@ -142,8 +170,7 @@ def table3(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, c
             base = {"problem": p, "n_labeled": TABLE3_LABELED[p], "run": r, "seed": seed, "quick": quick}
             cells.append({**base, "method": "baselines", "k_s": None, "params": BASELINE_PARAMS})
             cells += [{**base, "method": "s3flc" if k == 0 else "mts3flc", "k_s": k} for k in k_grid]
-    out = run_grid(run_cell, cells, name="mts3flc-table3", n_jobs=n_jobs, backend=backend,
-                   scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
+    out = run_grid(CellCall(accuracies), cells, name="mts3flc-table3", options=options)
     methods = ["LG", "pooled LG"] + [f"k_s={k}" for k in k_grid]
     per = {m: {p: [] for p in problems} for m in methods}  # run means of the task accuracies
     for cell, res in zip(cells, out):
@@ -205,10 +232,13 @@ def _table3_figure(result, problems, k_grid, quick):
     return fig
 
 
+FIG1_TABLE_KEY = {"MTS3FLC": "k_s=5", "S3FLC": "k_s=0", "LG": "LG", "pooled LG": "pooled LG"}
+
+
 @register("mts3flc-fig1", "Du et al. ICDM 2012 Fig. 1: accuracy vs labelled documents per task")
-def fig1(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
-         use_cache=True, seed=0, runs=None):
+def fig1(options=RunOptions(), *, runs=None):
     """Fig. 1: MTS3FLC (k_s = 5), S3FLC, LG and pooled LG against labelled documents per task."""
+    quick, seed = options.quick, options.seed
     problems = ["comp-rec"] if quick else PROBLEMS
     sizes = [2, 6] if quick else [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
     runs = runs if runs is not None else (1 if quick else 30)
@@ -220,39 +250,18 @@ def fig1(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cac
                 cells += [{**base, "method": "baselines", "k_s": None, "params": BASELINE_PARAMS},
                           {**base, "method": "s3flc", "k_s": 0},
                           {**base, "method": "mts3flc", "k_s": 5}]
-    out = run_grid(run_cell, cells, name="mts3flc-fig1", n_jobs=n_jobs, backend=backend,
-                   scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
+    out = run_grid(CellCall(accuracies), cells, name="mts3flc-fig1", options=options)
     names = {"mts3flc": "MTS3FLC", "s3flc": "S3FLC", "LG": "LG", "pooled LG": "pooled LG"}
     curves = {names[m]: {p: {n: [] for n in sizes} for p in problems} for m in names}
     for cell, res in zip(cells, out):
         for name, accs in res.items():
             curves[names[name]][cell["problem"]][cell["n_labeled"]].append(np.mean(accs) * 100)
     measured, spread, paper = {}, {}, {}
-    table_key = {"MTS3FLC": "k_s=5", "S3FLC": "k_s=0", "LG": "LG", "pooled LG": "pooled LG"}
     for m, by_problem in curves.items():
         avg = [np.mean([np.mean(by_problem[p][n]) for p in problems]) for n in sizes]
         measured[m] = [float(v) for v in avg]
         spread[m] = [float(np.std([np.mean(by_problem[p][n]) for p in problems])) for n in sizes]
         paper[m] = [None] * len(sizes)  # the paper draws Fig. 1 per problem only
-
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 3, figsize=(12, 7), squeeze=False)
-    for ax, p in zip(axes.ravel(), problems):
-        for i, (m, by_problem) in enumerate(curves.items()):
-            ys = [np.mean(by_problem[p][n]) for n in sizes]
-            ax.plot(sizes, ys, marker=".", color=f"C{i}", label=m)
-            if not quick:
-                n_tab = TABLE3_LABELED[p]
-                ax.plot([n_tab], [PAPER_TABLE3[table_key[m]][PROBLEMS.index(p)]], marker="o", mfc="none",
-                        linestyle="none", color=f"C{i}", label=f"{m} (paper, Table III)")
-        ax.set_title(PROBLEM_TITLES[p])
-        ax.set_xlabel("labelled documents per task")
-        ax.set_ylabel("accuracy (%)")
-        ax.grid(alpha=0.3)
-    for ax in axes.ravel()[len(problems):]:
-        ax.axis("off")
-    axes[0, 0].legend(fontsize=7)
     result = ExperimentResult(
         name="mts3flc-fig1",
         settings={"problems": problems, "sizes": sizes, "runs": runs, "n_topics": N_TOPICS, "k_shared": 5,
@@ -263,24 +272,50 @@ def fig1(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cac
         title="MTS3FLC, Fig. 1" + (" [quick]" if quick else ""),
         extra={"per_problem": {m: {p: [float(np.mean(v[p][n])) for n in sizes] for p in problems}
                                for m, v in curves.items()}})
-    return result, fig
+    return result, _fig1_figure(curves, problems, sizes, quick)
 
 
-def topics_cell(cell):
-    """Fit MTS3FLC once on comp vs rec and return its topics' top words and the accuracy."""
+def _fig1_figure(curves, problems, sizes, quick):
+    """Accuracy against labelled documents, one panel per problem; Table III as markers."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3, figsize=(12, 7), squeeze=False)
+    for ax, p in zip(axes.ravel(), problems):
+        for i, (m, by_problem) in enumerate(curves.items()):
+            ys = [np.mean(by_problem[p][n]) for n in sizes]
+            ax.plot(sizes, ys, marker=".", color=f"C{i}", label=m)
+            if not quick:
+                n_tab = TABLE3_LABELED[p]
+                ax.plot([n_tab], [PAPER_TABLE3[FIG1_TABLE_KEY[m]][PROBLEMS.index(p)]], marker="o", mfc="none",
+                        linestyle="none", color=f"C{i}", label=f"{m} (paper, Table III)")
+        ax.set_title(PROBLEM_TITLES[p])
+        ax.set_xlabel("labelled documents per task")
+        ax.set_ylabel("accuracy (%)")
+        ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(problems):]:
+        ax.axis("off")
+    axes[0, 0].legend(fontsize=7)
+    return fig
+
+
+def topic_words(problem, n_labeled, k_s, seed, quick, n_words):
+    """Fit MTS3FLC once and return its topics' top words and its accuracy per task.
+
+    The common topic shown is the shared topic that leans most to one class; each task's
+    specific topic likewise among its own topics.
+    """
     from medmtl.nmtf import MTS3FLC
 
-    ds = _dataset(cell["problem"], cell["quick"])
-    XL, yL, XU, yU = _split(ds, cell["n_labeled"], 1_000_003 * cell["seed"] + cell["n_labeled"])
+    ds = problem_dataset(problem, quick)
+    XL, yL, XU, yU = labelled_split(ds, n_labeled, 1_000_003 * seed + n_labeled)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=Warning)
-        model = MTS3FLC(n_topics=N_TOPICS, n_shared_topics=cell["k_s"], random_state=cell["seed"],
-                        **({"plsa_max_iter": 20} if cell["quick"] else {})).fit(XL, yL, XU)
+        model = MTS3FLC(n_topics=N_TOPICS, n_shared_topics=k_s, random_state=seed,
+                        **({"plsa_max_iter": 20} if quick else {})).fit(XL, yL, XU)
     words = np.asarray(ds.feature_names)
-    k_s, n_top = cell["k_s"], cell["n_words"]
 
     def top(F, z):
-        return words[np.argsort(-F[:, z], kind="stable")[:n_top]].tolist()
+        return words[np.argsort(-F[:, z], kind="stable")[:n_words]].tolist()
 
     def discrimination(St):
         # how strongly a topic leans to one class: |difference| over total association
@@ -299,13 +334,13 @@ def topics_cell(cell):
 
 
 @register("mts3flc-topics", "Du et al. ICDM 2012 Table IV: common and task-specific topics on comp vs rec")
-def topics(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
-           use_cache=True, seed=0):
+def topics(options=RunOptions()):
     """Table IV: 20 most probable words of a common topic and of one specific topic per task."""
+    quick, seed = options.quick, options.seed
     cell = {"problem": "comp-rec", "n_labeled": 6, "k_s": 5, "seed": seed, "quick": quick,
             "n_words": 10 if quick else 20}
-    (res,) = run_grid(topics_cell, [cell], name="mts3flc-topics", n_jobs=1, backend=backend,
-                      scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
+    (res,) = run_grid(CellCall(topic_words), [cell], name="mts3flc-topics",
+                      options=dataclasses.replace(options, n_jobs=1))
     import matplotlib.pyplot as plt
 
     tasks = res["tasks"]
@@ -334,10 +369,16 @@ SELECT_LABELED = [6, 14]
 SELECT_K_SHARED = 5
 
 
+def _select_label(name, params):
+    if name in ("LG", "pooled LG"):
+        return name
+    shown = {"s3flc": "S3FLC", "mts3flc": f"MTS3FLC k_s={SELECT_K_SHARED}"}[name]
+    return f"{shown} ({'normalised' if params['normalize_memberships'] else 'not normalised'})"
+
+
 @register("mts3flc-select", "Du et al. ICDM 2012: choose logistic-regression C and membership normalisation "
                             "on a development problem disjoint from Table III")
-def select(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, cache_dir=None,
-           use_cache=True, seed=0, runs=None):
+def select(options=RunOptions(), *, runs=None):
     """Accuracy of each candidate setting on the development problem, and the one it picks.
 
     The six problems' unlabelled documents are the test set of Table III, so the options the
@@ -352,6 +393,7 @@ def select(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, c
     from medmtl.datasets.newsgroups_tasks import DEVELOPMENT_TASKS
     from medmtl.nmtf import MTS3FLC, PooledLogisticRegression
 
+    quick, seed = options.quick, options.seed
     sizes = SELECT_LABELED[:1] if quick else SELECT_LABELED
     c_grid = [1.0, 100.0] if quick else SELECT_C_GRID
     runs = runs if runs is not None else (1 if quick else 10)
@@ -366,43 +408,24 @@ def select(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, c
                     params = {"C": C, "normalize_memberships": norm}
                     cells.append({**base, "method": "s3flc", "k_s": 0, "params": params})
                     cells.append({**base, "method": "mts3flc", "k_s": SELECT_K_SHARED, "params": params})
-    out = run_grid(run_cell, cells, name="mts3flc-select", n_jobs=n_jobs, backend=backend,
-                   scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache)
-
-    def label(name, params):
-        if name in ("LG", "pooled LG"):
-            return name
-        shown = {"s3flc": "S3FLC", "mts3flc": f"MTS3FLC k_s={SELECT_K_SHARED}"}[name]
-        return f"{shown} ({'normalised' if params['normalize_memberships'] else 'not normalised'})"
+    out = run_grid(CellCall(accuracies), cells, name="mts3flc-select", options=options)
 
     scores = {}  # label -> C -> run-mean accuracies (%)
     for cell, res in zip(cells, out):
         for name, accs in res.items():
-            scores.setdefault(label(name, cell["params"]), {}).setdefault(cell["params"]["C"], []).append(
+            scores.setdefault(_select_label(name, cell["params"]), {}).setdefault(cell["params"]["C"], []).append(
                 100 * float(np.mean(accs)))
     measured = {k: [float(np.mean(v[C])) for C in c_grid] for k, v in scores.items()}
     spread = {k: [float(np.std(v[C])) for C in c_grid] for k, v in scores.items()}
 
     baseline_score = np.mean([measured["LG"], measured["pooled LG"]], axis=0)
     chosen_baselines = {"C": c_grid[int(np.argmax(baseline_score))]}
-    factor_score = {norm: np.mean([measured[label(m, {"normalize_memberships": norm})]
+    factor_score = {norm: np.mean([measured[_select_label(m, {"normalize_memberships": norm})]
                                    for m in ("s3flc", "mts3flc")], axis=0) for norm in normalize_grid}
     norm_best = max(normalize_grid, key=lambda nm: factor_score[nm].max())
     chosen_factorisation = {"C": c_grid[int(np.argmax(factor_score[norm_best]))], "normalize_memberships": norm_best}
     defaults = {"baselines": {"C": PooledLogisticRegression().C},
                 "factorisation": {"C": MTS3FLC().C, "normalize_memberships": MTS3FLC().normalize_memberships}}
-
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    for i, (k, v) in enumerate(measured.items()):
-        ax.plot(c_grid, v, marker=".", color=f"C{i}", linestyle="-" if "not" not in k else "--", label=k)
-    ax.set_xscale("log")
-    ax.set_xlabel("logistic regression C")
-    ax.set_ylabel("accuracy on the development problem (%)")
-    ax.set_title("MTS3FLC settings on the development problem" + (" [quick]" if quick else ""))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
     result = ExperimentResult(
         name="mts3flc-select",
         settings={"problem": "20 Newsgroups: " + "; ".join(" vs ".join(p) for p in DEVELOPMENT_TASKS),
@@ -414,4 +437,19 @@ def select(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None, c
         extra={"chosen": {"baselines": chosen_baselines, "factorisation": chosen_factorisation},
                "defaults": defaults,
                "defaults_agree": defaults == {"baselines": chosen_baselines, "factorisation": chosen_factorisation}})
-    return result, fig
+    return result, _select_figure(measured, c_grid, quick)
+
+
+def _select_figure(measured, c_grid, quick):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for i, (k, v) in enumerate(measured.items()):
+        ax.plot(c_grid, v, marker=".", color=f"C{i}", linestyle="-" if "not" not in k else "--", label=k)
+    ax.set_xscale("log")
+    ax.set_xlabel("logistic regression C")
+    ax.set_ylabel("accuracy on the development problem (%)")
+    ax.set_title("MTS3FLC settings on the development problem" + (" [quick]" if quick else ""))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return fig

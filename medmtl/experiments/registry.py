@@ -3,18 +3,24 @@
 An experiment module defines one function per figure or table and registers it::
 
     @register("dermatology", "JMLR Fig. 1: multi-task feature selection vs SVMs")
-    def dermatology(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None,
-                    cache_dir=None, seed=0):
+    def dermatology(options=RunOptions()):
+        cells = [...]
+        out = run_grid(CellCall(dermatology_fold), cells, name="dermatology", options=options)
         ...
         return ExperimentResult(...)          # or (result, matplotlib_figure)
 
-Every experiment takes those keyword arguments, sends its grid through
-:func:`medmtl.experiments.runner.run_grid`, and returns an ``ExperimentResult``.
+Every experiment takes a :class:`~medmtl.experiments.runner.RunOptions` first (how to
+run: quick or full, seed, workers, cache), then keyword arguments of its own, sends its
+grid through :func:`~medmtl.experiments.runner.run_grid`, and returns an
+``ExperimentResult``. :func:`run` is the convenient call: ``run("dermatology", quick=True)``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+
+from medmtl.experiments.runner import RunOptions
 
 __all__ = ["register", "get", "names", "describe", "run"]
 
@@ -28,6 +34,8 @@ EXPERIMENT_MODULES = [
     "medmtl.experiments.amlc",
     "medmtl.experiments.mts3flc",
 ]
+
+_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(RunOptions))
 
 
 def register(name, description):
@@ -58,24 +66,43 @@ def names():
 
 
 def describe(name):
-    _load_all()
-    return _EXPERIMENTS[name][1]
+    """The one-line description experiment ``name`` was registered with."""
+    return _EXPERIMENTS[_checked(name)][1]
 
 
 def get(name):
     """The experiment function registered under ``name``."""
+    return _EXPERIMENTS[_checked(name)][0]
+
+
+def _checked(name):
     _load_all()
     if name not in _EXPERIMENTS:
         raise KeyError(f"unknown experiment {name!r}; known: {', '.join(sorted(_EXPERIMENTS))}")
-    return _EXPERIMENTS[name][0]
+    return name
 
 
 def run(name, out=None, **kwargs):
     """Run experiment ``name``; write ``out/NAME.json`` and ``out/NAME.png`` if ``out`` is given.
 
-    Returns the ``ExperimentResult``.
+    Parameters
+    ----------
+    name : str
+        A registered experiment (see :func:`names`).
+    out : str or path, optional
+        The output directory.
+    **kwargs
+        The fields of :class:`~medmtl.experiments.runner.RunOptions` (``quick``, ``seed``,
+        ``n_jobs``, ``backend``, ``scheduler``, ``client``, ``cache_dir``, ``use_cache``,
+        ``progress``), and any parameter of the experiment's own (e.g. ``draw`` of
+        ``landmine-kernels``).
+
+    Returns
+    -------
+    ExperimentResult
     """
-    output = get(name)(**kwargs)
+    options = RunOptions(**{k: kwargs.pop(k) for k in list(kwargs) if k in _OPTION_NAMES})
+    output = get(name)(options, **kwargs)
     result, figure = output if isinstance(output, tuple) else (output, None)
     if out is not None:
         result.save(out, figure=figure)

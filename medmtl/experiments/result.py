@@ -105,9 +105,6 @@ class ExperimentResult:
         ``figure`` is an optional matplotlib figure drawn by the experiment itself (for
         ROC curves and the like); by default :meth:`plot` draws one.
         """
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
 
         out = Path(out_dir)

@@ -1,8 +1,9 @@
 """Run a grid of independent experiment cells: locally, on a dask cluster, resumably.
 
 An experiment is a function of one *cell* (a dict of JSON-serialisable settings such as
-``{"size": 40, "fold": 2, "C": 1.0}``) that returns a JSON-serialisable value. ``run_grid``
-evaluates every cell once:
+``{"size": 40, "fold": 2, "C": 1.0}``) that returns a JSON-serialisable value. A function
+whose parameters are the settings, ``fold_scores(size, fold, C=1.0)``, becomes one with
+:class:`CellCall`. ``run_grid`` evaluates every cell once:
 
 - through joblib, with local processes (``backend="loky"``) or a dask.distributed cluster
   (``backend="dask"`` with a scheduler address or a ``Client``);
@@ -11,23 +12,112 @@ evaluates every cell once:
 - retrying a cell whose worker failed, up to ``retries`` times, before giving up on it;
 - with a tqdm progress bar.
 
+How to run (workers, cluster, cache, seed, quick or full) is one :class:`RunOptions`.
 Results come back in the order of ``cells`` whatever order the workers finish in, so a
 local run and a cluster run give the same list.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import pickle
 import tempfile
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 from joblib import Parallel, delayed, parallel_config
 
-__all__ = ["run_grid", "cell_key", "default_cache_dir"]
+__all__ = ["RunOptions", "CellCall", "run_grid", "cell_key", "default_cache_dir"]
+
+BACKENDS = ("loky", "dask", "threading", "sequential")
+
+# A cell's version label: part of its cache key (raise it to recompute the cells after a
+# change of what they compute), never passed to the function.
+VERSION_KEY = "v"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run an experiment: its size, its seed, its workers and its cache.
+
+    Parameters
+    ----------
+    quick : bool, default=False
+        The reduced run (fewer folds, sizes and grid points) that takes seconds to minutes.
+    seed : int, default=0
+        The seed every random split and stream of the experiment derives from.
+    n_jobs : int, default=1
+        Parallel workers (joblib semantics: -1 for all cores).
+    backend : {"loky", "dask", "threading", "sequential"}, default="loky"
+        ``"dask"`` sends the cells to a dask.distributed cluster: the one at ``scheduler``,
+        the ``client`` given, or a new ``LocalCluster`` of ``n_jobs`` workers.
+    scheduler : str, optional
+        Address of a dask scheduler, e.g. ``"tcp://10.0.0.5:8786"``.
+    client : distributed.Client, optional
+        An existing client (from Python); takes precedence over ``scheduler``.
+    cache_dir : str or path, optional
+        Where finished cells are stored (default: :func:`default_cache_dir`).
+    use_cache : bool, default=True
+        Read and write the cache. False recomputes everything.
+    progress : bool, default=True
+        A tqdm progress bar over the cells of a full run. Quick runs take seconds (and run
+        inside notebooks): they never show one.
+
+    Examples
+    --------
+    >>> from dataclasses import replace
+    >>> options = RunOptions(quick=True, n_jobs=2)
+    >>> replace(options, seed=1).seed, options.backend
+    (1, 'loky')
+    >>> RunOptions(backend="spark")
+    Traceback (most recent call last):
+    ...
+    ValueError: backend must be one of 'loky', 'dask', 'threading', 'sequential'; got 'spark'
+    """
+
+    quick: bool = False
+    seed: int = 0
+    n_jobs: int = 1
+    backend: str = "loky"
+    scheduler: str | None = None
+    client: object = None
+    cache_dir: str | os.PathLike | None = None
+    use_cache: bool = True
+    progress: bool = True
+
+    def __post_init__(self):
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}; got {self.backend!r}")
+
+    @property
+    def cache(self):
+        """The cache directory: ``cache_dir``, else :func:`default_cache_dir`."""
+        return Path(self.cache_dir) if self.cache_dir is not None else default_cache_dir()
+
+
+@dataclass(frozen=True)
+class CellCall:
+    """``func`` called with one cell's settings as keyword arguments.
+
+    The cell's version label ``"v"``, if any, only renews its cache key and is not passed.
+    Picklable whenever ``func`` is (a module-level function), so it runs on any worker.
+
+    Examples
+    --------
+    >>> def area(width, height=1.0):
+    ...     return width * height
+    >>> CellCall(area)({"width": 2.0, "height": 3.0, "v": 2})
+    6.0
+    """
+
+    func: object
+
+    def __call__(self, cell):
+        return self.func(**{k: v for k, v in cell.items() if k != VERSION_KEY})
 
 
 def default_cache_dir():
@@ -45,12 +135,12 @@ def cell_key(name, cell):
     return hashlib.sha1(blob.encode()).hexdigest()[:20]
 
 
-def _guarded(func, cell):
+def _guarded(func, i, cell):
     # Return the exception as a value so that one failing cell does not end the batch.
     try:
-        return True, func(cell)
+        return i, True, func(cell)
     except Exception as exc:  # noqa: BLE001 - reported and retried by the caller
-        return False, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
+        return i, False, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
 
 
 def _write_atomic(path, value):
@@ -61,110 +151,100 @@ def _write_atomic(path, value):
     os.replace(tmp, path)
 
 
-def run_grid(func, cells, *, name, n_jobs=1, backend="loky", scheduler=None, client=None,
-             cache_dir=None, use_cache=True, retries=2, progress=True):
+@contextlib.contextmanager
+def _dask_client(options):
+    """The options' client, one connected to their scheduler, or a new local cluster."""
+    if options.client is not None:
+        yield options.client
+        return
+    from distributed import Client, LocalCluster
+
+    if options.scheduler is not None:
+        with Client(options.scheduler) as client:
+            yield client
+        return
+    n_workers = max(1, options.n_jobs if options.n_jobs > 0 else os.cpu_count())
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        yield client
+
+
+def _parallel_config(options):
+    if options.backend == "dask":
+        return {"backend": "dask", "wait_for_workers_timeout": 60}
+    return {"backend": options.backend, "n_jobs": options.n_jobs}
+
+
+def run_grid(func, cells, *, name, options=None, retries=2):
     """Evaluate ``func(cell)`` for every cell and return the results in cell order.
 
     Parameters
     ----------
     func : callable
-        A module-level function of one cell (it is pickled to the workers).
+        A module-level function of one cell (it is pickled to the workers), or a
+        :class:`CellCall`.
     cells : list of dict
         The grid, one JSON-serialisable dict per cell.
     name : str
         The experiment's name; part of every cache key.
-    n_jobs : int, default=1
-        Parallel workers (joblib semantics: -1 for all cores).
-    backend : {"loky", "dask"}, default="loky"
-        ``"dask"`` sends the cells to a dask.distributed cluster: the one at ``scheduler``,
-        the ``client`` given, or a new ``LocalCluster``.
-    scheduler : str, optional
-        Address of a dask scheduler, e.g. ``"tcp://10.0.0.5:8786"``.
-    client : distributed.Client, optional
-        An existing client (from Python); takes precedence over ``scheduler``.
-    cache_dir : path, optional
-        Where finished cells are stored (default: :func:`default_cache_dir`).
-    use_cache : bool, default=True
-        Read and write the cache. Set False to recompute everything.
+    options : RunOptions, optional
+        Workers, cluster and cache (default: ``RunOptions()``, one local process).
     retries : int, default=2
         How many more times a failed cell is tried before the run raises.
-    progress : bool, default=True
-        Show a tqdm progress bar.
+
+    Returns
+    -------
+    list
+        ``func(cell)`` for every cell, in the order of ``cells``.
 
     Examples
     --------
     >>> import operator, tempfile
-    >>> run_grid(operator.itemgetter("a"), [{"a": 1}, {"a": 2}], name="doc",
-    ...          cache_dir=tempfile.mkdtemp(), progress=False)
+    >>> options = RunOptions(cache_dir=tempfile.mkdtemp(), progress=False)
+    >>> run_grid(operator.itemgetter("a"), [{"a": 1}, {"a": 2}], name="doc", options=options)
     [1, 2]
     """
-    if backend not in ("loky", "dask", "threading", "sequential"):
-        raise ValueError(f"backend must be 'loky' or 'dask', got {backend!r}")
+    options = RunOptions() if options is None else options
     cells = list(cells)
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    paths = [cache / name / f"{cell_key(name, c)}.pkl" for c in cells]
+    paths = [options.cache / name / f"{cell_key(name, c)}.pkl" for c in cells]
     results = [None] * len(cells)
     todo = []
     for i, path in enumerate(paths):
-        if use_cache and path.exists():
+        if options.use_cache and path.exists():
             with open(path, "rb") as fh:
                 results[i] = pickle.load(fh)
         else:
             todo.append(i)
+    if not todo:
+        return results
 
-    bar = None
-    if progress and todo:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc=name, leave=False)
+    with contextlib.ExitStack() as stack:
+        bar = None
+        if options.progress and not options.quick:
+            from tqdm.auto import tqdm
 
-    own_client = None
-    try:
-        if backend == "dask" and todo:
-            from distributed import Client, LocalCluster
-            if client is None:
-                if scheduler is not None:
-                    client = own_client = Client(scheduler)
-                else:
-                    own_client = Client(LocalCluster(n_workers=max(1, n_jobs if n_jobs > 0 else os.cpu_count()),
-                                                     threads_per_worker=1, processes=True,
-                                                     dashboard_address=None))
-                    client = own_client
+            bar = stack.enter_context(tqdm(total=len(cells), initial=len(cells) - len(todo), desc=name,
+                                           leave=False))
+        if options.backend == "dask":
+            stack.enter_context(_dask_client(options))
         failures = {}
-        attempt = 0
-        while todo:
-            config = {"backend": backend, "n_jobs": n_jobs}
-            if backend == "dask":
-                config = {"backend": "dask", "wait_for_workers_timeout": 60}
-            with parallel_config(**config):
-                parallel = Parallel(return_as="generator_unordered")
-                outputs = parallel(delayed(_index_guarded)(func, i, cells[i]) for i in todo)
-                failed = []
-                for i, (ok, value) in outputs:
-                    if ok:
-                        results[i] = value
-                        if use_cache:
-                            _write_atomic(paths[i], value)
-                        if bar is not None:
-                            bar.update(1)
-                    else:
+        for _ in range(retries + 1):
+            with parallel_config(**_parallel_config(options)):
+                outputs = Parallel(return_as="generator_unordered")(
+                    delayed(_guarded)(func, i, cells[i]) for i in todo)
+                for i, ok, value in outputs:
+                    if not ok:
                         failures[i] = value
-                        failed.append(i)
-            todo = sorted(failed)
-            attempt += 1
-            if todo and attempt > retries:
-                i = todo[0]
-                raise RuntimeError(f"{len(todo)} cell(s) of {name!r} failed after {retries + 1} "
-                                   f"attempts; first: {cells[i]}\n{failures[i]}")
-    finally:
-        if bar is not None:
-            bar.close()
-        if own_client is not None:
-            cluster = getattr(own_client, "cluster", None)
-            own_client.close()
-            if cluster is not None:
-                cluster.close()
-    return results
-
-
-def _index_guarded(func, i, cell):
-    return i, _guarded(func, cell)
+                        continue
+                    failures.pop(i, None)
+                    results[i] = value
+                    if options.use_cache:
+                        _write_atomic(paths[i], value)
+                    if bar is not None:
+                        bar.update(1)
+            todo = sorted(failures)
+            if not todo:
+                return results
+    i = todo[0]
+    raise RuntimeError(f"{len(todo)} cell(s) of {name!r} failed after {retries + 1} attempts; "
+                       f"first: {cells[i]}\n{failures[i]}")

@@ -25,7 +25,7 @@ import numpy as np
 
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
-from medmtl.experiments.runner import run_grid
+from medmtl.experiments.runner import RunOptions, run_grid
 
 B_GRID = [float(b) for b in np.logspace(-4, 2, 13)]
 B_GRID_QUICK = [1e-3, 1e-2, 1e-1, 1.0]
@@ -153,7 +153,7 @@ def _problem(collection, index, seed, quick):
 
 # --------------------------------------------------------------------------- running
 def _stream(tasks, seed):
-    from medmtl.online.linear import MultiTaskStream
+    from medmtl.online.streams import MultiTaskStream
 
     stream, orders = MultiTaskStream.from_tasks([t[1][0] for t in tasks], align="cycle", random_state=seed)
     labels = [t[1][1][o] for t, o in zip(tasks, orders)]
@@ -225,15 +225,14 @@ def _settings(quick, seed, **more):
 
 
 @register("shampo-table1", "SHAMPO Table 1: test error and score ranks of exploit / SHAMPO / uniform")
-def shampo_table1(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None,
-                  cache_dir=None, use_cache=True, seed=0):
+def shampo_table1(options=RunOptions()):
+    """Table 1: mean test error per collection of the six methods, and their score ranks."""
+    quick, seed = options.quick, options.seed
     n_problems, repeats = (1, 1) if quick else (8, 3)
     b_grid = B_GRID_QUICK if quick else B_GRID
     cells = [{"collection": c, "problem": p, "seed": seed, "quick": quick, "b_grid": b_grid,
               "repeats": repeats} for c in COLLECTIONS for p in range(n_problems)]
-    rows = run_grid(table1_cell, cells, name="shampo-table1", n_jobs=n_jobs, backend=backend,
-                    scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache,
-                    progress=not quick)
+    rows = run_grid(table1_cell, cells, name="shampo-table1", options=options)
     ranks = _ranks(rows)
     measured = {m: [] for m in METHODS}
     std = {m: [] for m in METHODS}
@@ -290,15 +289,14 @@ def b_sweep_cell(cell):
 
 
 @register("shampo-b-sweep", "SHAMPO Fig. 3(c): USPS one-vs-one mean test error vs b")
-def shampo_b_sweep(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None,
-                   cache_dir=None, use_cache=True, seed=0):
+def shampo_b_sweep(options=RunOptions()):
+    """Fig. 3(c): mean test error against b on the USPS one-vs-one problems."""
+    quick, seed = options.quick, options.seed
     n_problems, repeats = (2, 1) if quick else (8, 3)
     b_grid = B_GRID_QUICK if quick else B_GRID
     cells = [{"seed": seed, "problem": p, "repeats": repeats, "quick": quick, "b_grid": b_grid,
               "prior_rounds": 300 if quick else 1000} for p in range(n_problems)]
-    rows = run_grid(b_sweep_cell, cells, name="shampo-b-sweep", n_jobs=n_jobs, backend=backend,
-                    scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache,
-                    progress=not quick)
+    rows = run_grid(b_sweep_cell, cells, name="shampo-b-sweep", options=options)
     names = ["plain", "aggressive", "aggressive with prior"]
     measured = {n: np.mean([r[n] for r in rows], axis=0).tolist() for n in names}
     std = {n: np.std([r[n] for r in rows], axis=0).tolist() for n in names}
@@ -366,14 +364,13 @@ def _queries_figure(b_grid, total, queried, per_task):
 
 
 @register("shampo-queries", "SHAMPO Fig. 4: training mistakes vs b; queries vs test error (MNIST)")
-def shampo_queries(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None,
-                   cache_dir=None, use_cache=True, seed=0):
+def shampo_queries(options=RunOptions()):
+    """Fig. 4: training mistakes against b, and test error against queries per task."""
+    quick, seed = options.quick, options.seed
     repeats = 1 if quick else 3
     b_grid = B_GRID_QUICK if quick else B_GRID
     cells = [{"seed": seed, "repeat": r, "quick": quick, "b_grid": b_grid} for r in range(repeats)]
-    rows = run_grid(queries_cell, cells, name="shampo-queries", n_jobs=n_jobs, backend=backend,
-                    scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache,
-                    progress=not quick)
+    rows = run_grid(queries_cell, cells, name="shampo-queries", options=options)
     total = np.mean([r["total"] for r in rows], axis=0).tolist()
     queried = np.mean([r["queried"] for r in rows], axis=0).tolist()
     per_task = {name: {k: np.mean([r["per_task"][name][k] for r in rows], axis=0).tolist()
@@ -435,8 +432,9 @@ def bandit_cell(cell):
 
 
 @register("shampo-bandits", "SHAMPO Sec. 6: contextual-bandit reductions and the Banditron (USPS)")
-def shampo_bandits(quick=False, n_jobs=1, backend="loky", scheduler=None, client=None,
-                   cache_dir=None, use_cache=True, seed=0):
+def shampo_bandits(options=RunOptions()):
+    """Sec. 6: test error of the bandit reductions and the Banditron on USPS."""
+    quick, seed = options.quick, options.seed
     methods = BANDIT_METHODS
     repeats = 1 if quick else 3
     passes = [1] if quick else [1, 5]
@@ -444,9 +442,7 @@ def shampo_bandits(quick=False, n_jobs=1, backend="loky", scheduler=None, client
     gammas = [0.05, 0.2] if quick else [0.01, 0.02, 0.05, 0.1, 0.2, 0.4]
     cells = [{"method": m, "repeat": r, "passes": k, "seed": seed, "quick": quick, "b_grid": b_grid,
               "gammas": gammas} for k in passes for m in methods for r in range(repeats)]
-    rows = run_grid(bandit_cell, cells, name="shampo-bandits", n_jobs=n_jobs, backend=backend,
-                    scheduler=scheduler, client=client, cache_dir=cache_dir, use_cache=use_cache,
-                    progress=not quick)
+    rows = run_grid(bandit_cell, cells, name="shampo-bandits", options=options)
     measured, std, chosen = {}, {}, {}
     for k in passes:
         key = "one pass" if k == 1 else f"{k} passes"

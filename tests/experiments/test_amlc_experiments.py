@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from medmtl.experiments import amlc as E
 from medmtl.experiments.registry import names, run
 from medmtl.experiments.result import load_result
-from medmtl.experiments.runner import run_grid
+from medmtl.experiments.runner import RunOptions, run_grid
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,8 @@ def test_C_is_chosen_by_cross_validation_only(table, cache):
             for s in range(settings["n_shuffles"]):
                 cells = [{"data": d, "shuffle": s, "learner": learner, "C": C, "folds": settings["folds"],
                           "seed": 0} for C in settings["C_grid"]]
-                res = run_grid(E._table_cell, cells, name="amlc-table1", cache_dir=cache, progress=False)
+                res = run_grid(E._table_cell, cells, name="amlc-table1",
+                               options=RunOptions(cache_dir=cache, progress=False))
                 cv = [r["cv_accuracy"] for r in res]
                 assert result.extra["selected_C"][learner][d][s] == settings["C_grid"][int(np.argmax(cv))]
 

@@ -15,7 +15,7 @@ def test_list_names_every_med_experiment(capsys):
 
 
 def test_quick_run_writes_json_and_png(tmp_path, capsys):
-    # dermatology-cv is also run by test_med_experiments: the cell cache of this test run
+    # dermatology-cv is also run by test_result: the cell cache of this test run
     # makes the second run cheap, and the written files must still be complete.
     assert cli.main(["reproduce", "dermatology-cv", "--quick", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out

@@ -6,6 +6,7 @@ import pytest
 from medmtl.experiments import mts3flc as E
 from medmtl.experiments.registry import names, run
 from medmtl.experiments.result import load_result
+from medmtl.experiments.runner import RunOptions
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def test_full_table3_carries_paper_numbers(monkeypatch, cache):
         return [{"LG": [0.8] * 4, "pooled LG": [0.7] * 4} for _ in cells]
 
     monkeypatch.setattr(E, "run_grid", fake_grid)
-    result, figure = E.table3(quick=False, runs=2, cache_dir=cache)
+    result, figure = E.table3(RunOptions(cache_dir=cache), runs=2)
     assert figure is not None
     assert calls == [6 * 2]
     assert result.paper["LG"] == E.PAPER_TABLE3["LG"]
@@ -121,7 +122,7 @@ def test_tiny_labelled_sets_hold_both_classes():
     ds = MultiTaskDataset(tasks, "toy")
     redrawn = 0
     for seed in range(40):
-        XL, yL, XU, yU = E._split(ds, 2, seed)
+        XL, yL, XU, yU = E.labelled_split(ds, 2, seed)
         assert all(np.unique(y).size == 2 for y in yL)
         first = ds.split_indices(train=2, random_state=seed)
         if any(np.unique(t.y[i[0]]).size < 2 for t, i in zip(ds.tasks, first)):

@@ -1,0 +1,88 @@
+"""Model selection on validation: fit along a warm-started path, choose the best point.
+
+Every function here sees training and validation data only and returns its choice; the
+test data enter afterwards, in a separate call, and are scored once by the chosen model.
+"""
+
+from __future__ import annotations
+
+__all__ = ["warm_path", "select_on_validation", "select_per_alpha"]
+
+
+def warm_path(make_model, Cs, alphas, train_Xs, train_ys, score):
+    """Fit along a regularisation path, warm-starting each fit from the previous solution.
+
+    For each C (ascending) the alphas are swept in ascending order starting from the
+    solution at the previous alpha, as the paper explores its path; the first alpha of each
+    C starts cold. One model serves the whole path, so the estimator's cached dual factors
+    (feature columns, per-task kernel Gram blocks) are built once, not once per C.
+
+    Parameters
+    ----------
+    make_model : callable
+        ``make_model(C=..., alpha=...)`` returns an unfitted MED estimator.
+    Cs, alphas : list of float
+    train_Xs, train_ys
+        What the estimator's ``fit`` takes.
+    score : callable
+        ``score(model)``, called after every fit (on validation data: higher is better).
+
+    Returns
+    -------
+    scores : dict
+        ``{(C, alpha): score}``.
+    iterations : dict
+        ``{(C, alpha): n_iter_}`` of every fit.
+    """
+    scores, iterations = {}, {}
+    model = make_model(C=min(Cs), alpha=min(alphas))
+    warm = model.get_params().get("warm_start", False)
+    for C in sorted(Cs):
+        for k, alpha in enumerate(sorted(alphas)):
+            model.set_params(C=C, alpha=alpha, warm_start=warm and k > 0)
+            model.fit(train_Xs, train_ys)
+            scores[(C, alpha)] = score(model)
+            iterations[(C, alpha)] = int(getattr(model, "n_iter_", 0))
+    return scores, iterations
+
+
+def select_on_validation(scores):
+    """The grid point with the best validation score (ties: the first in sorted order).
+
+    Parameters
+    ----------
+    scores : dict
+        ``{grid point: validation score}``, higher is better.
+
+    Returns
+    -------
+    point, score
+
+    Examples
+    --------
+    >>> select_on_validation({(1.0, 0.0): 0.8, (0.1, 0.0): 0.9, (10.0, 0.0): 0.9})
+    ((0.1, 0.0), 0.9)
+    """
+    best = max(sorted(scores), key=lambda k: scores[k])
+    return best, scores[best]
+
+
+def select_per_alpha(scores, alphas):
+    """Per alpha, the C with the best validation score (as :func:`select_on_validation`).
+
+    Parameters
+    ----------
+    scores : dict
+        ``{(C, alpha): validation score}``, as :func:`warm_path` returns.
+    alphas : list of float
+
+    Returns
+    -------
+    list of ((C, alpha), score), one per alpha
+
+    Examples
+    --------
+    >>> select_per_alpha({(1.0, 0.0): 0.8, (2.0, 0.0): 0.7, (1.0, 9.0): 0.6, (2.0, 9.0): 0.9}, [0.0, 9.0])
+    [((1.0, 0.0), 0.8), ((2.0, 9.0), 0.9)]
+    """
+    return [select_on_validation({k: v for k, v in scores.items() if k[1] == alpha}) for alpha in alphas]
