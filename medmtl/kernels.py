@@ -84,13 +84,48 @@ class Kernel:
     mercer = False
 
     def __call__(self, A, B):  # pragma: no cover - abstract
+        """The Gram matrix ``K[i, j] = k(A[i], B[j])``.
+
+        Parameters
+        ----------
+        A : {ndarray, sparse matrix} of shape (n_a, n_features)
+            Rows are examples.
+        B : {ndarray, sparse matrix} of shape (n_b, n_features)
+            Rows are examples.
+
+        Returns
+        -------
+        ndarray of shape (n_a, n_b)
+        """
         raise NotImplementedError
 
     def feature_map(self, X):
+        """An explicit feature matrix ``F`` with ``k(A, B) = F(A) F(B)^T``, when one is cheap.
+
+        Parameters
+        ----------
+        X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+            Rows are examples.
+
+        Returns
+        -------
+        {ndarray, sparse matrix} of shape (n_samples, n_mapped_features) or None
+            ``None`` when the kernel has no cheap finite feature map (RBF, polynomial).
+        """
         return None
 
     def diag(self, X):
-        """``k(x_i, x_i)`` for every row of ``X``, shape (n_samples,)."""
+        """``k(x_i, x_i)`` for every row of ``X``.
+
+        Parameters
+        ----------
+        X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+            Rows are examples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
         n = X.shape[0]
         out = np.empty(n)
         step = 256  # small square blocks: O(n * step) kernel entries, not O(n^2)
@@ -229,6 +264,13 @@ class PerFeatureKernel(Kernel):
 class ScaledKernel(Kernel):
     """``scale * k(a, b)`` for a kernel ``k`` and ``scale > 0``.
 
+    Parameters
+    ----------
+    kernel : str, Kernel or callable
+        The kernel ``k`` (anything :func:`get_kernel` accepts).
+    scale : float
+        A positive factor.
+
     Examples
     --------
     >>> ScaledKernel(LinearKernel(), 3.0)(np.ones((1, 2)), np.ones((1, 2)))
@@ -258,6 +300,14 @@ class ScaledKernel(Kernel):
 
 class CallableKernel(Kernel):
     """Wrap any ``k(A, B) -> Gram`` callable, checking the shape and finiteness of its output.
+
+    Parameters
+    ----------
+    func : callable
+        ``func(A, B)`` returns the Gram matrix of shape ``(A.shape[0], B.shape[0])``, dense or
+        sparse.
+    name : str, default=None
+        The kernel's name; by default the callable's ``__name__``.
 
     Examples
     --------
@@ -323,6 +373,15 @@ def get_kernel(spec):
 def get_kernels(specs):
     """A list of :class:`Kernel` from a list of specifications (a bank).
 
+    Parameters
+    ----------
+    specs : list of (str, Kernel or callable)
+        One specification per kernel, each as :func:`get_kernel` takes it.
+
+    Returns
+    -------
+    list of Kernel
+
     Examples
     --------
     >>> [k.name for k in get_kernels(["linear", RBFKernel(2.0)])]
@@ -339,6 +398,15 @@ def get_kernels(specs):
 def rbf_bank(gammas):
     """RBF kernels, one per ``gamma``.
 
+    Parameters
+    ----------
+    gammas : iterable of float
+        The positive widths ``gamma`` of ``exp(-gamma ||a - b||^2)``.
+
+    Returns
+    -------
+    list of RBFKernel
+
     Examples
     --------
     >>> [k.name for k in rbf_bank([0.1, 1.0])]
@@ -349,6 +417,19 @@ def rbf_bank(gammas):
 
 def polynomial_bank(degrees, gamma=1.0, coef0=1.0):
     """Polynomial kernels, one per degree.
+
+    Parameters
+    ----------
+    degrees : iterable of int
+        The degrees, each at least 1.
+    gamma : float, default=1.0
+        The scale of the inner product, shared by every kernel.
+    coef0 : float, default=1.0
+        The offset, shared by every kernel.
+
+    Returns
+    -------
+    list of PolynomialKernel
 
     Examples
     --------
@@ -361,6 +442,15 @@ def polynomial_bank(degrees, gamma=1.0, coef0=1.0):
 def per_feature_kernels(n_features):
     """The ``n_features`` per-feature linear kernels ``k_d(a, b) = a[d] b[d]``.
 
+    Parameters
+    ----------
+    n_features : int
+        The number of input features ``d = 0 .. n_features - 1``.
+
+    Returns
+    -------
+    list of PerFeatureKernel
+
     Examples
     --------
     >>> len(per_feature_kernels(3))
@@ -371,6 +461,19 @@ def per_feature_kernels(n_features):
 
 def gram(kernel, A, B=None):
     """Gram matrix of ``kernel`` between the rows of ``A`` and ``B`` (default ``A``).
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable
+        Anything :func:`get_kernel` accepts.
+    A : {ndarray, sparse matrix} of shape (n_a, n_features)
+        Rows are examples.
+    B : {ndarray, sparse matrix} of shape (n_b, n_features), default=None
+        Rows are examples; ``None`` means ``A``.
+
+    Returns
+    -------
+    ndarray of shape (n_a, n_b)
 
     Examples
     --------

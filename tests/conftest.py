@@ -7,3 +7,9 @@ import tempfile
 _run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
 os.environ.setdefault("MEDMTL_CACHE", os.path.join(tempfile.gettempdir(), f"medmtl-test-cache-{_run_id}"))
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def pytest_collection_modifyitems(items):
+    # the slow cases first: pytest-xdist then runs them beside the many quick ones instead of
+    # after them, and the run ends sooner
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

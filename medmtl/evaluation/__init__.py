@@ -1,7 +1,10 @@
-"""Metrics (AUC, mean AUC over tasks, accuracy, eps-insensitive loss), ROC curves and the
-paired t-test."""
+"""Scores across tasks: the mean AUC over tasks (MAUC), the eps-insensitive loss and the paired
+t-test with its mean difference and standard error.
 
-from medmtl.evaluation.metrics import (accuracy, auc, epsilon_insensitive_loss, mean_auc, paired_t_test,
-                                      roc_curve)
+One task's AUC and ROC curve are scikit-learn's :func:`~sklearn.metrics.roc_auc_score` and
+:func:`~sklearn.metrics.roc_curve`.
+"""
 
-__all__ = ["accuracy", "auc", "epsilon_insensitive_loss", "mean_auc", "paired_t_test", "roc_curve"]
+from medmtl.evaluation.metrics import epsilon_insensitive_loss, mean_auc, paired_t_test
+
+__all__ = ["mean_auc", "epsilon_insensitive_loss", "paired_t_test"]

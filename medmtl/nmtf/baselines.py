@@ -41,6 +41,11 @@ def _check_lists(Xs, ys):
 class SingleTaskLogisticRegression(BaseEstimator):
     """One L2 logistic regression per task (the paper's STL LG).
 
+    Parameters
+    ----------
+    C : float, default=100.0
+        Inverse strength of the L2 penalty, as in scikit-learn's ``LogisticRegression``.
+
     Examples
     --------
     >>> import numpy as np
@@ -53,6 +58,20 @@ class SingleTaskLogisticRegression(BaseEstimator):
         self.C = C
 
     def fit(self, Xs, ys):
+        """Fit on labelled documents, one matrix per task.
+
+        Parameters
+        ----------
+        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words)
+            Each task's documents (rows), nonnegative word weights.
+        ys : list of array-like of shape (n_i,)
+            Each task's labels.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         check_scalar_positive(self.C, "C")
         data = _check_lists(Xs, ys)
         self.models_ = []
@@ -63,6 +82,17 @@ class SingleTaskLogisticRegression(BaseEstimator):
         return self
 
     def predict(self, Xs):
+        """Labels of new documents.
+
+        Parameters
+        ----------
+        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words)
+            Each task's documents (rows).
+
+        Returns
+        -------
+        list of ndarray of shape (n_i,)
+        """
         check_is_fitted(self, "models_")
         if len(Xs) != self.n_tasks_:
             raise ValueError(f"expected {self.n_tasks_} tasks, got {len(Xs)}")
@@ -72,6 +102,11 @@ class SingleTaskLogisticRegression(BaseEstimator):
 
 class PooledLogisticRegression(BaseEstimator):
     """One L2 logistic regression on all tasks' documents pooled (the paper's Pooling LG).
+
+    Parameters
+    ----------
+    C : float, default=100.0
+        Inverse strength of the L2 penalty, as in scikit-learn's ``LogisticRegression``.
 
     Examples
     --------
@@ -85,6 +120,20 @@ class PooledLogisticRegression(BaseEstimator):
         self.C = C
 
     def fit(self, Xs, ys):
+        """Fit on labelled documents, one matrix per task.
+
+        Parameters
+        ----------
+        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words)
+            Each task's documents (rows), nonnegative word weights.
+        ys : list of array-like of shape (n_i,)
+            Each task's labels.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
         check_scalar_positive(self.C, "C")
         data = _check_lists(Xs, ys)
         y = np.concatenate([y for _, y in data])
@@ -94,6 +143,17 @@ class PooledLogisticRegression(BaseEstimator):
         return self
 
     def predict(self, Xs):
+        """Labels of new documents.
+
+        Parameters
+        ----------
+        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words)
+            Each task's documents (rows).
+
+        Returns
+        -------
+        list of ndarray of shape (n_i,)
+        """
         check_is_fitted(self, "model_")
         return [self.model_.predict(row_normalized(check_documents(X, f"Xs[{i}]"), "l2"))
                 for i, X in enumerate(Xs)]

@@ -41,6 +41,8 @@ def plsa(Xd, n_topics, max_iter=50, random_state=None, eps=1e-300):
     n_topics : int
     max_iter : int, default=50
     random_state : int, Generator or None
+    eps : float, default=1e-300
+        The floor of every denominator, so that empty documents and topics divide safely.
 
     Returns
     -------

@@ -194,7 +194,17 @@ class _TriFactorization(BaseEstimator):
         return self
 
     def associations(self, task):
-        """``[S ; R_i]`` of task ``task``, shape (n_topics, n_classes)."""
+        """``[S ; R_i]``: the class associations of every topic of one task.
+
+        Parameters
+        ----------
+        task : int
+            The task ``i``.
+
+        Returns
+        -------
+        ndarray of shape (n_topics, n_classes)
+        """
         check_is_fitted(self, "topics_")
         return stacked_associations(self.shared_associations_, self.specific_associations_[task])
 
@@ -227,11 +237,33 @@ class _TriFactorization(BaseEstimator):
         return out
 
     def predict(self, Xs):
-        """Labels of new documents by folding them in; a list with one array per task."""
+        """Labels of new documents by folding them in (:meth:`fold_in`).
+
+        Parameters
+        ----------
+        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words), one per task
+            (``None`` for a task with nothing to predict).
+
+        Returns
+        -------
+        list of ndarray of shape (n_i,)
+        """
         return [self.classes_[np.argmax(G, axis=0)] for G in self.fold_in(Xs)]
 
     def score(self, Xs, ys):
-        """Accuracy over all tasks, averaged per task (the paper's measure)."""
+        """Accuracy over all tasks, averaged per task (the paper's measure).
+
+        Parameters
+        ----------
+        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words), one per task
+            The documents.
+        ys : list of array-like of shape (n_i,)
+            Their labels; a task without labels does not count.
+
+        Returns
+        -------
+        float
+        """
         predictions = self.predict(Xs)
         return float(np.mean([np.mean(p == np.asarray(y)) for p, y in zip(predictions, ys) if len(y)]))
 
@@ -283,7 +315,7 @@ class MTS3FLC(_TriFactorization):
         ``G_iU``.
     transduction_ : list of ndarray of shape (n_unlabeled_i,)
         Predicted labels of the unlabelled documents.
-    objective_ : ndarray of shape (n_iter_ + 1,)
+    objective_ : ndarray of shape (``n_iter_`` + 1,)
         The objective at the start and after every iteration; never increases when
         ``normalize_memberships=False``.
     n_iter_ : int
