@@ -3,8 +3,13 @@
 How to run
     runner         ``RunOptions`` (quick or full, seed, workers, cache), ``run_grid`` over
                    cells, ``CellCall`` (a function of keyword settings as a cell function)
+    cache          finished cells as JSON and ``.npz`` files, keyed on the settings and on
+                   fingerprints of the code and the data; damaged entries recomputed
     registry       ``register`` an experiment; ``run("dermatology", quick=True)``
     result         ``ExperimentResult``: the ``NAME.json`` / ``NAME.png`` output contract
+    leakage        the test-label guard every experiment scores through, and the check that
+                   no choice changes when the test labels are permuted
+    report         the README's "What we measured" table, from committed full-run results
     cli, demo      ``medmtl reproduce NAME``; ``make demo``
 
 One module per paper

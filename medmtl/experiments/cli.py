@@ -1,8 +1,10 @@
 """The ``medmtl`` command line.
 
     medmtl reproduce NAME [--quick] [--out DIR] [--n-jobs N] [--backend loky|dask]
-                          [--scheduler ADDRESS] [--cache-dir DIR] [--no-cache] [--seed S]
+                          [--scheduler ADDRESS] [--cache-dir DIR] [--no-cache] [--clear-cache]
+                          [--seed S]
     medmtl reproduce --list
+    medmtl reproduce --clear-cache [--cache-dir DIR]
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import sys
 
 import medmtl
 from medmtl.experiments import registry
+from medmtl.experiments.cache import clear_cache
+from medmtl.experiments.runner import RunOptions
 
 
 def build_parser():
@@ -27,13 +31,19 @@ def build_parser():
     rep.add_argument("--backend", choices=["loky", "dask"], default="loky")
     rep.add_argument("--scheduler", default=None, help="dask scheduler address for --backend dask")
     rep.add_argument("--cache-dir", default=None, help="where finished grid cells are kept")
-    rep.add_argument("--no-cache", action="store_true", help="recompute every grid cell")
+    rep.add_argument("--no-cache", action="store_true", help="recompute every grid cell and store none")
+    rep.add_argument("--clear-cache", action="store_true",
+                     help="delete NAME's stored cells first (without NAME: every experiment's)")
     rep.add_argument("--seed", type=int, default=0)
     return parser
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    if args.clear_cache and args.name is None and not args.list:
+        folder = RunOptions(cache_dir=args.cache_dir).cache
+        print(f"deleted {clear_cache(folder)} stored cell file(s) from {folder}")
+        return 0
     if args.list or args.name is None:
         for name in registry.names():
             print(f"{name:24s} {registry.describe(name)}")
@@ -43,11 +53,9 @@ def main(argv=None):
         return 2
     result = registry.run(args.name, out=args.out, quick=args.quick, seed=args.seed, n_jobs=args.n_jobs,
                           backend=args.backend, scheduler=args.scheduler, cache_dir=args.cache_dir,
-                          use_cache=not args.no_cache)
+                          use_cache=not args.no_cache, clear_cache=args.clear_cache)
     print(f"wrote {args.out}/{result.name}.json and {args.out}/{result.name}.png")
-    for method, values in result.measured.items():
-        shown = ", ".join("-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in values)
-        print(f"  {method:28s} {shown}")
+    print(result.summary())
     return 0
 
 

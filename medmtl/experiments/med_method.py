@@ -21,9 +21,23 @@ TOL = 1e-6
 
 
 def fit_options(method):
-    """Estimator keyword arguments for ``method``: Algorithm 1 (``"bound"``) stops at
-    :data:`TOL`; the other methods keep their own default tolerance.
+    """Estimator keyword arguments for ``method``.
 
+    Algorithm 1 (``"bound"``) stops at :data:`TOL`; the other methods keep their own
+    default tolerance.
+
+    Parameters
+    ----------
+    method : str
+        A registered MED solution method.
+
+    Returns
+    -------
+    dict
+        ``method`` and ``tol``.
+
+    Examples
+    --------
     >>> fit_options("bound")
     {'method': 'bound', 'tol': 1e-06}
     """
@@ -33,6 +47,18 @@ def fit_options(method):
 def solver_settings(method):
     """The method and tolerance as an experiment's settings record them.
 
+    Parameters
+    ----------
+    method : str
+        A registered MED solution method.
+
+    Returns
+    -------
+    dict
+        ``solver`` and ``tol``.
+
+    Examples
+    --------
     >>> solver_settings("newton")
     {'solver': 'newton', 'tol': None}
     """

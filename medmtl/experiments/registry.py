@@ -18,8 +18,11 @@ grid through :func:`~medmtl.experiments.runner.run_grid`, and returns an
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 
+from medmtl.experiments.cache import clear_cache as _clear_cache
+from medmtl.experiments.result import mark_quick
 from medmtl.experiments.runner import RunOptions
 
 __all__ = ["register", "get", "names", "describe", "run"]
@@ -39,15 +42,53 @@ _OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(RunOptions))
 
 
 def register(name, description):
-    """Decorator adding an experiment function to the registry under ``name``."""
+    """Decorator adding an experiment function to the registry under ``name``.
+
+    The registry keeps the function wrapped so that a figure it returns as
+    ``(result, figure)`` is detached from pyplot (a notebook shows it where it is displayed,
+    once, not a second time at the end of the cell) and, from a quick run, carries
+    :func:`~medmtl.experiments.result.mark_quick`. The module's name still refers to the
+    function itself.
+
+    Parameters
+    ----------
+    name : str
+        What ``medmtl reproduce NAME`` and :func:`run` call it.
+    description : str
+        One line for ``medmtl reproduce --list``.
+
+    Returns
+    -------
+    callable
+        The decorator.
+    """
 
     def decorate(func):
-        if name in _EXPERIMENTS and _EXPERIMENTS[name][0] is not func:
+        if name in _EXPERIMENTS and _EXPERIMENTS[name][0].__wrapped__ is not func:
             raise ValueError(f"experiment {name!r} registered twice")
-        _EXPERIMENTS[name] = (func, description)
+
+        @functools.wraps(func)
+        def experiment(*args, **kwargs):
+            output = func(*args, **kwargs)
+            if isinstance(output, tuple):
+                result, figure = output
+                _detach(figure)
+                if result.quick:
+                    mark_quick(figure)
+            return output
+
+        _EXPERIMENTS[name] = (experiment, description)
         return func
 
     return decorate
+
+
+def _detach(figure):
+    """Take a figure drawn through pyplot out of pyplot's list of open figures."""
+    if figure.canvas.manager is not None:
+        import matplotlib.pyplot as plt
+
+        plt.close(figure)
 
 
 def _load_all():
@@ -66,12 +107,39 @@ def names():
 
 
 def describe(name):
-    """The one-line description experiment ``name`` was registered with."""
+    """The one-line description experiment ``name`` was registered with.
+
+    Parameters
+    ----------
+    name : str
+        A registered experiment.
+
+    Returns
+    -------
+    str
+    """
     return _EXPERIMENTS[_checked(name)][1]
 
 
 def get(name):
-    """The experiment function registered under ``name``."""
+    """The experiment function registered under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A registered experiment.
+
+    Returns
+    -------
+    callable
+        ``func(options=RunOptions(), **own_parameters)`` returning an ``ExperimentResult``
+        or ``(result, figure)``.
+
+    Raises
+    ------
+    KeyError
+        ``name`` is not registered; the message lists the known names.
+    """
     return _EXPERIMENTS[_checked(name)][0]
 
 
@@ -82,7 +150,7 @@ def _checked(name):
     return name
 
 
-def run(name, out=None, **kwargs):
+def run(name, out=None, *, clear_cache=False, **kwargs):
     """Run experiment ``name``; write ``out/NAME.json`` and ``out/NAME.png`` if ``out`` is given.
 
     Parameters
@@ -91,6 +159,9 @@ def run(name, out=None, **kwargs):
         A registered experiment (see :func:`names`).
     out : str or path, optional
         The output directory.
+    clear_cache : bool, default=False
+        First delete every stored cell of ``name`` (all seeds and sizes) from the cache
+        folder; the run then computes and stores them afresh.
     **kwargs
         The fields of :class:`~medmtl.experiments.runner.RunOptions` (``quick``, ``seed``,
         ``n_jobs``, ``backend``, ``scheduler``, ``client``, ``cache_dir``, ``use_cache``,
@@ -102,11 +173,11 @@ def run(name, out=None, **kwargs):
     ExperimentResult
     """
     options = RunOptions(**{k: kwargs.pop(k) for k in list(kwargs) if k in _OPTION_NAMES})
-    output = get(name)(options, **kwargs)
+    experiment = get(name)
+    if clear_cache:
+        _clear_cache(options.cache, name)
+    output = experiment(options, **kwargs)
     result, figure = output if isinstance(output, tuple) else (output, None)
     if out is not None:
         result.save(out, figure=figure)
-    elif figure is not None:
-        import matplotlib.pyplot as plt
-        plt.close(figure)
     return result

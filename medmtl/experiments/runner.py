@@ -7,10 +7,12 @@ whose parameters are the settings, ``fold_scores(size, fold, C=1.0)``, becomes o
 
 - through joblib, with local processes (``backend="loky"``) or a dask.distributed cluster
   (``backend="dask"`` with a scheduler address or a ``Client``);
-- with finished cells cached on disk (one small file per cell, keyed by the experiment name
-  and the cell), so an interrupted run resumes where it stopped;
+- with finished cells cached on disk (:mod:`medmtl.experiments.cache`: plain JSON and
+  ``.npz`` files keyed by the experiment name, the cell, and fingerprints of medmtl's code and
+  of the data), so an interrupted run resumes where it stopped and changed code or data is
+  recomputed;
 - retrying a cell whose worker failed, up to ``retries`` times, before giving up on it;
-- with a tqdm progress bar.
+- with a tqdm progress bar on a full run in a terminal or a notebook.
 
 How to run (workers, cluster, cache, seed, quick or full) is one :class:`RunOptions`.
 Results come back in the order of ``cells`` whatever order the workers finish in, so a
@@ -20,18 +22,17 @@ local run and a cluster run give the same list.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
-import pickle
-import tempfile
+import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 from joblib import Parallel, delayed, parallel_config
 
-__all__ = ["RunOptions", "CellCall", "run_grid", "cell_key", "default_cache_dir"]
+from medmtl.experiments.cache import CellCache, encode_value
+
+__all__ = ["RunOptions", "CellCall", "run_grid", "default_cache_dir"]
 
 BACKENDS = ("loky", "dask", "threading", "sequential")
 
@@ -62,10 +63,11 @@ class RunOptions:
     cache_dir : str or path, optional
         Where finished cells are stored (default: :func:`default_cache_dir`).
     use_cache : bool, default=True
-        Read and write the cache. False recomputes everything.
+        Read and write the cache. False recomputes everything and stores nothing.
     progress : bool, default=True
-        A tqdm progress bar over the cells of a full run. Quick runs take seconds (and run
-        inside notebooks): they never show one.
+        A tqdm progress bar over the cells of a full run: a widget in a notebook (with
+        ipywidgets installed), text in a terminal, none elsewhere (logs, pipes). Quick runs
+        take seconds: they never show one.
 
     Examples
     --------
@@ -106,6 +108,11 @@ class CellCall:
     The cell's version label ``"v"``, if any, only renews its cache key and is not passed.
     Picklable whenever ``func`` is (a module-level function), so it runs on any worker.
 
+    Parameters
+    ----------
+    func : callable
+        A function whose parameters are a cell's settings.
+
     Examples
     --------
     >>> def area(width, height=1.0):
@@ -125,16 +132,6 @@ def default_cache_dir():
     return Path(os.environ.get("MEDMTL_CACHE", ".medmtl_cache"))
 
 
-def cell_key(name, cell):
-    """A stable file name for one cell of experiment ``name``.
-
-    >>> cell_key("demo", {"b": 1, "a": 2}) == cell_key("demo", {"a": 2, "b": 1})
-    True
-    """
-    blob = json.dumps({"experiment": name, "cell": cell}, sort_keys=True, default=str)
-    return hashlib.sha1(blob.encode()).hexdigest()[:20]
-
-
 def _guarded(func, i, cell):
     # Return the exception as a value so that one failing cell does not end the batch.
     try:
@@ -143,12 +140,44 @@ def _guarded(func, i, cell):
         return i, False, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
 
 
-def _write_atomic(path, value):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "wb") as fh:
-        pickle.dump(value, fh)
-    os.replace(tmp, path)
+def _in_notebook_kernel():
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is not None and "IPKernelApp" in shell.config
+
+
+def _progress_bar(options, total, initial, desc):
+    """A tqdm bar where somebody watches a full run, else None.
+
+    In a notebook, tqdm's widget bar, which needs ipywidgets (without it ``tqdm.auto`` warns
+    and falls back to a text bar that fills the cell's output with lines: no bar then); in a
+    terminal, the text bar; where stderr is not a terminal (logs, pipes) nobody watches.
+    """
+    if not options.progress or options.quick:
+        return None
+    if _in_notebook_kernel():
+        try:
+            import ipywidgets  # noqa: F401 - the widget bar draws with it
+        except ImportError:
+            return None
+        from tqdm.notebook import tqdm
+    elif sys.stderr is not None and sys.stderr.isatty():
+        from tqdm.std import tqdm
+    else:
+        return None
+    return tqdm(total=total, initial=initial, desc=desc, leave=False)
+
+
+def _store(cache, name, cell, value):
+    # A value the cache cannot store is an error with or without the cache: one contract.
+    try:
+        if cache is not None:
+            cache.store(cell, value)
+        else:
+            encode_value(value)
+    except TypeError as exc:
+        raise TypeError(f"a cell of {name!r} returned a value the experiment cache cannot store: "
+                        f"{exc}; cell: {cell}") from None
 
 
 @contextlib.contextmanager
@@ -184,7 +213,7 @@ def run_grid(func, cells, *, name, options=None, retries=2):
         A module-level function of one cell (it is pickled to the workers), or a
         :class:`CellCall`.
     cells : list of dict
-        The grid, one JSON-serialisable dict per cell.
+        The grid, one dict of JSON values per cell.
     name : str
         The experiment's name; part of every cache key.
     options : RunOptions, optional
@@ -197,6 +226,14 @@ def run_grid(func, cells, *, name, options=None, retries=2):
     list
         ``func(cell)`` for every cell, in the order of ``cells``.
 
+    Raises
+    ------
+    RuntimeError
+        A cell still fails after ``retries`` more attempts.
+    TypeError
+        A cell's value holds something the cache cannot store exactly (see
+        :func:`~medmtl.experiments.cache.encode_value`), whether or not the cache is used.
+
     Examples
     --------
     >>> import operator, tempfile
@@ -206,25 +243,22 @@ def run_grid(func, cells, *, name, options=None, retries=2):
     """
     options = RunOptions() if options is None else options
     cells = list(cells)
-    paths = [options.cache / name / f"{cell_key(name, c)}.pkl" for c in cells]
+    cache = CellCache(options.cache, name) if options.use_cache else None
     results = [None] * len(cells)
     todo = []
-    for i, path in enumerate(paths):
-        if options.use_cache and path.exists():
-            with open(path, "rb") as fh:
-                results[i] = pickle.load(fh)
+    for i, cell in enumerate(cells):
+        found, value = cache.load(cell) if cache is not None else (False, None)
+        if found:
+            results[i] = value
         else:
             todo.append(i)
     if not todo:
         return results
 
     with contextlib.ExitStack() as stack:
-        bar = None
-        if options.progress and not options.quick:
-            from tqdm.auto import tqdm
-
-            bar = stack.enter_context(tqdm(total=len(cells), initial=len(cells) - len(todo), desc=name,
-                                           leave=False))
+        bar = _progress_bar(options, len(cells), len(cells) - len(todo), name)
+        if bar is not None:
+            stack.enter_context(bar)
         if options.backend == "dask":
             stack.enter_context(_dask_client(options))
         failures = {}
@@ -238,8 +272,7 @@ def run_grid(func, cells, *, name, options=None, retries=2):
                         continue
                     failures.pop(i, None)
                     results[i] = value
-                    if options.use_cache:
-                        _write_atomic(paths[i], value)
+                    _store(cache, name, cells[i], value)
                     if bar is not None:
                         bar.update(1)
             todo = sorted(failures)

@@ -16,6 +16,16 @@ def one_blas_thread(func):
     instead of 0.7 ms for a 40 x 40 ``eigh`` on 2 busy cores); parallelism comes from the
     grid runner instead. The limit holds inside the call only.
 
+    Parameters
+    ----------
+    func : callable
+        A cell function.
+
+    Returns
+    -------
+    callable
+        ``func`` under a one-thread BLAS limit.
+
     Examples
     --------
     >>> @one_blas_thread

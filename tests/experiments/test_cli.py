@@ -2,7 +2,9 @@
 
 import json
 
-from medmtl.experiments import cli
+from medmtl.experiments import cli, registry
+from medmtl.experiments.result import ExperimentResult
+from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 
 MED_EXPERIMENTS = ["dermatology", "landmine-kernels", "landmine-kernels-poly", "heart-pooling",
                    "splice-roc", "housing-regression", "nci60-regression", "dermatology-cv"]
@@ -25,9 +27,48 @@ def test_quick_run_writes_json_and_png(tmp_path, capsys):
     assert (tmp_path / "dermatology-cv.png").stat().st_size > 1000
     for method in data["measured"]:
         assert method in out
+    # the summary labels its numbers: a header row, then x, method, measured, std, paper
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:3] == ["x", "=", "C"])
+    assert lines[header].split()[3:] == ["method", "measured", "std", "paper"]
+    assert lines[header - 1].startswith("dermatology-cv: validation mean AUC") and "quick run" in lines[header - 1]
+    assert len(lines) - header - 1 == len(data["x"]) * len(data["measured"])
 
 
 def test_unknown_experiment_exits_2(tmp_path, capsys):
     assert cli.main(["reproduce", "no-such-figure", "--out", str(tmp_path)]) == 2
     assert "unknown experiment" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def logged_square(a, log):
+    with open(log, "a") as fh:
+        fh.write(f"{a}\n")
+    return a * a
+
+
+@registry.register("test-cli-toy", "a toy whose cells log their evaluations")
+def toy(options=RunOptions()):
+    cells = [{"a": a, "log": str(options.cache.parent / "log")} for a in range(2)]
+    out = run_grid(CellCall(logged_square), cells, name="test-cli-toy", options=options)
+    return ExperimentResult("test-cli-toy", {"quick": options.quick}, [0, 1], {"square": out})
+
+
+def test_clear_cache_recomputes_and_no_cache_stores_nothing(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    common = ["--out", str(tmp_path / "out"), "--cache-dir", str(cache)]
+    log = tmp_path / "log"
+
+    def run(*flags):
+        assert cli.main(["reproduce", "test-cli-toy", *common, *flags]) == 0
+        return log.read_text().split()
+
+    assert run() == ["0", "1"]
+    assert run() == ["0", "1"]                      # cached
+    assert run("--clear-cache") == ["0", "1"] * 2   # deleted, recomputed, stored
+    assert run() == ["0", "1"] * 2
+    assert cli.main(["reproduce", "--clear-cache", "--cache-dir", str(cache)]) == 0
+    assert "deleted 2 stored cell file(s)" in capsys.readouterr().out
+    assert run("--no-cache") == ["0", "1"] * 3
+    assert not (cache / "test-cli-toy").exists()
+    assert run() == ["0", "1"] * 4
