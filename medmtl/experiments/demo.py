@@ -25,14 +25,12 @@ SIZE = 100
 
 def plot_roc(fold, path):
     """ROC curves of every task, multi-task MED (solid) vs independent SVMs (dashed)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    # a standalone figure, outside pyplot: the caller's backend is never touched
+    from matplotlib.figure import Figure
     from sklearn.metrics import roc_auc_score, roc_curve
 
-    fig, axes = plt.subplots(2, 3, figsize=(11, 7), sharex=True, sharey=True)
+    fig = Figure(figsize=(11, 7))
+    axes = fig.subplots(2, 3, sharex=True, sharey=True)
     for k, ax in enumerate(axes.ravel()):
         y = np.asarray(fold["test_y"][k])
         for method, style in (("multitask", "-"), ("independent", "--")):
@@ -49,7 +47,6 @@ def plot_roc(fold, path):
                  "selection vs independent SVMs (test split of fold 0)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def main(argv=None):

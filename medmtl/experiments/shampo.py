@@ -260,7 +260,48 @@ def shampo_table1(options=RunOptions()):
         title="SHAMPO Table 1: test error per collection", extra={
             "score_ranks": rank_table, "paper_score_ranks": PAPER_RANKS, "methods": METHODS,
             "problems": [{**cells[i], **rows[i]} for i in range(len(cells))]})
-    return result
+    return result, table1_figure(result)
+
+
+def table1_figure(result):
+    """Table 1 drawn as a table: collections down, methods across, measured (paper) in each cell.
+
+    Each cell is coloured by the method's rank in its row (1 = lowest error); the last row
+    holds the score ranks averaged over all problems. Built on a standalone figure (not
+    pyplot), so a notebook shows it once, where it is displayed.
+
+    Parameters
+    ----------
+    result : ExperimentResult
+        What ``shampo-table1`` returns.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.figure import Figure
+    from scipy.stats import rankdata
+
+    methods = result.extra["methods"]
+    rows = list(result.x) + ["mean score rank"]
+    measured = np.array([[result.measured[m][i] for m in methods] for i in range(len(result.x))]
+                        + [result.extra["score_ranks"]["mean score"]])
+    paper = np.array([[result.paper[m][i] for m in methods] for i in range(len(result.x))]
+                     + [result.extra["paper_score_ranks"]["mean score"]])
+    ranks = np.array([rankdata(row) for row in measured])
+    fig = Figure(figsize=(2.0 + 1.45 * len(methods), 1.2 + 0.55 * len(rows)))
+    ax = fig.subplots()
+    image = ax.imshow(ranks, cmap="RdYlGn_r", vmin=1, vmax=len(methods), aspect="auto", alpha=0.75)
+    for i, row in enumerate(rows):
+        for j in range(len(methods)):
+            ax.text(j, i, f"{measured[i, j]:.2f}\n({paper[i, j]:.2f})", ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(methods)), [m.replace(" ", "\n", 1) for m in methods], fontsize=8)
+    ax.set_yticks(range(len(rows)), rows, fontsize=8)
+    ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False, length=0)
+    ax.axhline(len(result.x) - 0.5, color="black", linewidth=1.5)
+    ax.set_title("SHAMPO Table 1: test error (%), measured (paper); last row: mean score rank", fontsize=10)
+    fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02, label="rank in the row (1 = lowest)")
+    return fig
 
 
 # --------------------------------------------------------------------------- Fig. 3(c)
