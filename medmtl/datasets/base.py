@@ -17,7 +17,17 @@ __all__ = ["Task", "MultiTaskDataset", "multiclass_tasks"]
 
 @dataclass(frozen=True)
 class Task:
-    """One task: inputs ``X`` (n, d), targets ``y`` (n,), and a name."""
+    """One task: inputs, targets and a name.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The task's inputs.
+    y : ndarray of shape (n_samples,)
+        The task's targets.
+    name : str, default=""
+        The task's name, used in messages and tables.
+    """
 
     X: object
     y: np.ndarray
@@ -122,7 +132,17 @@ class MultiTaskDataset:
         return dims.pop() if len(dims) == 1 else None
 
     def subset(self, indices_per_task):
-        """A dataset with the given rows of each task."""
+        """A dataset with the given rows of each task.
+
+        Parameters
+        ----------
+        indices_per_task : sequence of array-like of int
+            The rows to keep, one index array per task.
+
+        Returns
+        -------
+        MultiTaskDataset
+        """
         return MultiTaskDataset([Task(_take(t.X, np.asarray(i, dtype=int)), t.y[np.asarray(i, dtype=int)], t.name)
                                  for t, i in zip(self.tasks, indices_per_task)],
                                 self.name, self.feature_names, self.description)
@@ -130,10 +150,25 @@ class MultiTaskDataset:
     def split_indices(self, train, validation=None, test=None, random_state=None, stratify=True):
         """Per-task index arrays of a train / validation / test split.
 
-        ``train`` is a count (int) or a fraction (float in (0, 1)) of each task; ``validation``
-        is a count or a fraction *of what remains after training*; ``test`` likewise of what
-        remains after validation (default: all of it). Splits are stratified by class and
-        reproducible for a given ``random_state``.
+        Parameters
+        ----------
+        train : int or float
+            Training examples per task: a count, or a fraction in (0, 1) of the task.
+        validation : int or float, optional
+            Validation examples: a count, or a fraction *of what remains after training*.
+            Default: none.
+        test : int or float, optional
+            Test examples: a count, or a fraction of what remains after validation.
+            Default: all of it.
+        random_state : int or numpy.random.Generator, optional
+            Seed of the draw; a given seed gives the same split.
+        stratify : bool, default=True
+            Whether each part keeps the class proportions of the task.
+
+        Returns
+        -------
+        list of (ndarray, ndarray, ndarray)
+            Sorted train, validation and test row indices of each task.
         """
         rng = np.random.default_rng(random_state)
         out = []
@@ -160,7 +195,18 @@ class MultiTaskDataset:
         return out
 
     def split(self, train, validation=None, test=None, random_state=None, stratify=True):
-        """Split every task into train, validation and test datasets (see :meth:`split_indices`)."""
+        """Split every task into train, validation and test datasets.
+
+        Parameters
+        ----------
+        train, validation, test, random_state, stratify
+            As in :meth:`split_indices`.
+
+        Returns
+        -------
+        tuple of MultiTaskDataset
+            The train, validation and test datasets.
+        """
         idx = self.split_indices(train, validation, test, random_state, stratify)
         return tuple(self.subset([i[k] for i in idx]) for k in range(3))
 
@@ -179,6 +225,12 @@ def multiclass_tasks(X, labels, scheme="one-vs-rest", pairs=None, classes=None, 
         The one-vs-one pairs; default all pairs of ``classes``.
     classes : list, optional
         The classes to make tasks for (default: all, sorted).
+    name : str, default=""
+        The name of the returned dataset.
+
+    Returns
+    -------
+    MultiTaskDataset
 
     Examples
     --------

@@ -165,8 +165,14 @@ def _parse_dermatology(path):
 def load_dermatology(impute_age=True):
     """UCI Dermatology as 6 one-vs-rest tasks over the same 366 patients and 34 features.
 
-    The 8 missing ages are replaced by the mean age when ``impute_age`` (the default), or
-    those rows are dropped otherwise.
+    Parameters
+    ----------
+    impute_age : bool, default=True
+        Replace the 8 missing ages by the mean age; when False, drop those patients.
+
+    Returns
+    -------
+    MultiTaskDataset
 
     Examples
     --------
@@ -302,8 +308,19 @@ def _parse_heart(path):
 def load_heart(n_tasks=10, scale=True):
     """UCI Statlog Heart split into ``n_tasks`` age groups of (nearly) equal size.
 
-    Features are scaled into [0, 1] (column min/max over all patients) when ``scale``, as in
-    the JMLR paper's adaptive-pooling experiment. Label +1 is presence of heart disease.
+    Label +1 is presence of heart disease.
+
+    Parameters
+    ----------
+    n_tasks : int, default=10
+        The number of age groups (tasks).
+    scale : bool, default=True
+        Scale features into [0, 1] (column min/max over all patients), as in the JMLR
+        paper's adaptive-pooling experiment.
+
+    Returns
+    -------
+    MultiTaskDataset
 
     Examples
     --------
@@ -395,6 +412,15 @@ def load_sentiment(domains=SENTIMENT_DOMAINS):
     All domains share one vocabulary (sorted tokens), so the tasks live in one input space.
     Label +1 is a positive review.
 
+    Parameters
+    ----------
+    domains : sequence of str, default=SENTIMENT_DOMAINS
+        The domains to load, one task each.
+
+    Returns
+    -------
+    MultiTaskDataset
+
     Examples
     --------
     >>> ds = load_sentiment()
@@ -440,6 +466,11 @@ def _parse_newsgroups(path):
 def load_20newsgroups(subset="all"):
     """The 20 Newsgroups bydate posts as raw text.
 
+    Parameters
+    ----------
+    subset : {"all", "train", "test"}, default="all"
+        Which part of the bydate split to load.
+
     Returns
     -------
     docs : list of str
@@ -478,8 +509,17 @@ def _parse_usps(path, split):
 def load_usps(split="train", scheme=None):
     """USPS digits: 16x16 grey images flattened to 256 values in [0, 1], digit labels 0-9.
 
-    ``scheme="one-vs-one"`` or ``"one-vs-rest"`` returns the binary digit tasks as a
-    :class:`MultiTaskDataset` instead of ``(X, labels)``.
+    Parameters
+    ----------
+    split : {"train", "test"}, default="train"
+        Which part of the data to load.
+    scheme : {None, "one-vs-one", "one-vs-rest"}, default=None
+        None returns ``(X, labels)``; a scheme returns the binary digit tasks as a
+        :class:`MultiTaskDataset`.
+
+    Returns
+    -------
+    (ndarray, ndarray) or MultiTaskDataset
 
     Examples
     --------
@@ -518,8 +558,14 @@ def _parse_mnist(images_path, labels_path):
 def load_mnist_test(scheme=None):
     """MNIST's 10,000 test digits (the only split bundled): 784 values in [0, 1], labels 0-9.
 
-    ``scheme="one-vs-one"`` or ``"one-vs-rest"`` returns the binary digit tasks as a
-    :class:`MultiTaskDataset` instead of ``(X, labels)``.
+    Parameters
+    ----------
+    scheme : {None, "one-vs-one", "one-vs-rest"}, default=None
+        As in :func:`load_usps`: the binary digit tasks instead of ``(X, labels)``.
+
+    Returns
+    -------
+    (ndarray, ndarray) or MultiTaskDataset
 
     Examples
     --------

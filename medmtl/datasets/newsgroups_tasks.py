@@ -91,6 +91,17 @@ def orderly_problem(first, second, min_df=25, max_docs_per_group=None, random_st
     Task ``j`` holds the posts of ``TOP_CATEGORIES[first][j]`` (label +1) and
     ``TOP_CATEGORIES[second][j]`` (label -1); all tasks share one vocabulary.
 
+    Parameters
+    ----------
+    first, second : str
+        Two different keys of ``TOP_CATEGORIES`` (the positive and the negative side).
+    min_df, max_docs_per_group, random_state
+        As in :func:`newsgroups_corpus`.
+
+    Returns
+    -------
+    MultiTaskDataset
+
     Examples
     --------
     >>> ds = orderly_problem("comp", "rec", min_df=5, max_docs_per_group=20)  # doctest: +SKIP
@@ -113,6 +124,15 @@ def development_problem(min_df=25, max_docs_per_group=None, random_state=0):
 
     Its vocabulary is built on its own posts. Experiments choose modelling options on it so
     that no label of an evaluated post is ever looked at.
+
+    Parameters
+    ----------
+    min_df, max_docs_per_group, random_state
+        As in :func:`newsgroups_corpus`.
+
+    Returns
+    -------
+    MultiTaskDataset
 
     Examples
     --------

@@ -1,5 +1,7 @@
 """The ``medmtl`` command line.
 
+Usage::
+
     medmtl reproduce NAME [--quick] [--out DIR] [--n-jobs N] [--backend loky|dask]
                           [--scheduler ADDRESS] [--cache-dir DIR] [--no-cache] [--clear-cache]
                           [--seed S]
@@ -19,6 +21,12 @@ from medmtl.experiments.runner import RunOptions
 
 
 def build_parser():
+    """The argument parser of the ``medmtl`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
     parser = argparse.ArgumentParser(prog="medmtl", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"%(prog)s {medmtl.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -39,6 +47,18 @@ def build_parser():
 
 
 def main(argv=None):
+    """Run the ``medmtl`` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 2 for an unknown experiment.
+    """
     args = build_parser().parse_args(argv)
     if args.clear_cache and args.name is None and not args.list:
         folder = RunOptions(cache_dir=args.cache_dir).cache

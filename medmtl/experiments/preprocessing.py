@@ -46,8 +46,19 @@ def standardize_tasks(train_Xs, *other):
     """Centre every column and scale it to unit variance by the mean and standard deviation
     over all tasks' *training* inputs.
 
-    Parameters and returns are those of :func:`minmax_scale_tasks`. A constant training
-    column is centred only.
+    A constant training column is centred only.
+
+    Parameters
+    ----------
+    train_Xs : list of ndarray of shape (n_samples_m, n_features)
+        The training inputs of every task; they fix the shift and the scale.
+    *other : list of ndarray
+        Further lists of per-task inputs (validation, test) transformed the same way.
+
+    Returns
+    -------
+    tuple of list of ndarray
+        ``train_Xs`` and each of ``other``, transformed.
 
     Examples
     --------

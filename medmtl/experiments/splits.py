@@ -75,6 +75,15 @@ def split_uniform_draw(ds, train, random_state=None):
     Unlike :func:`split_with_both_classes`, nothing is repaired: a uniform draw of 20 from a
     Landmine field (3-9 % mines) holds no mine for 29 % of the tasks on average.
 
+    Parameters
+    ----------
+    ds : MultiTaskDataset
+        The tasks to split.
+    train : int
+        Training examples drawn per task.
+    random_state : int or numpy.random.Generator, optional
+        Seed of the draws.
+
     Returns
     -------
     train, validation, test : MultiTaskDataset
@@ -113,6 +122,21 @@ def with_unfitted_tasks(mauc_fitted, n_fitted, n_tasks):
     constraint sum_t lambda_t y_t = 0 forces its multipliers to zero, and libsvm trained on
     one class predicts that class everywhere.
 
+    Parameters
+    ----------
+    mauc_fitted : float
+        The mean AUC over the fitted tasks.
+    n_fitted : int
+        How many tasks were fitted.
+    n_tasks : int
+        How many tasks there are.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
     >>> with_unfitted_tasks(0.7, 3, 4)
     0.65
     """
