@@ -1,6 +1,8 @@
 """Speed of the MED solvers against their peers, in one run (ratios printed).
 
-    python benchmarks/bench_med.py [--quick] [--budget SECONDS] [--threads N]
+    python benchmarks/bench_med.py [--quick] [--budget SECONDS] [--threads N|default]
+                                   [--cases svm,fs,landmine,memory,text,multitask,dense,
+                                            bigsparse,threads,poly]
 
 Cases (each with its peer timed in the same run):
 
@@ -12,13 +14,27 @@ Cases (each with its peer timed in the same run):
   kernels): a warm-started path over 10 alpha values against one set of 29 independent
   SVCs.
 * Linear feature selection with n = 20,000 and D = 500: peak memory of a fresh process.
+* ``text``: linear MED feature selection (``method="cd"``) on a sparse tf-idf 20 Newsgroups
+  pair (all posts, all words) against liblinear's LinearSVC (hinge loss, the MED SVM's) and
+  l1 LogisticRegression, same C; J against Newton at a tight tolerance on the whole
+  problem and against the direct solve on a subsample.
+* ``multitask``: multi-task MED feature selection on the 15 spam users and the 4 sentiment
+  domains (tf-idf) against the same peers fitted per task, their times added up.
+* ``dense``: the linear MED SVM and feature selection, dense n = 5,000, D = 1,000, against
+  LinearSVC.
+* ``bigsparse``: feature selection on sparse n = 100,000, D = 100,000, 10 M nonzeros in a
+  fresh process: time and peak memory.
+* ``threads``: a feature-selection fit with the default BLAS threads beside two busy
+  processes, against the same fit with one BLAS thread (fresh processes).
+* ``poly``: ``MEDRegressor``/``MEDClassifier(kernel="poly")`` on scikit-learn's common-check
+  data (features around 100) against SVR/SVC with the same kernel.
 
-Every case also shows where plain Algorithm 1 (``method="bound"``, OSQP) and the direct
-solve stand; a run that exceeds ``--budget`` seconds is stopped and shown as ``> budget``.
-Each timed run happens in a forked child process, after the numba kernels are compiled, with
-BLAS limited to ``--threads`` threads (libsvm and Clarabel are single-threaded). Ratios are
-given for wall-clock time and, in parentheses, for the child's CPU time, which a busy shared
-machine disturbs less.
+The first four cases also show where plain Algorithm 1 (``method="bound"``, OSQP) and the
+direct solve stand; a run that exceeds ``--budget`` seconds is stopped and shown as
+``> budget``. Each timed run happens in a forked child process, after the numba kernels are
+compiled, with BLAS limited to ``--threads`` threads (``default``: BLAS's own number; libsvm,
+liblinear and Clarabel are single-threaded). Ratios are given for wall-clock time and, in
+parentheses, for the child's CPU time, which a busy shared machine disturbs less.
 """
 
 from __future__ import annotations
@@ -129,12 +145,36 @@ def landmine_tasks(T, seed=0):
 # ---------------------------------------------------------------------------------------
 # Solvers
 # ---------------------------------------------------------------------------------------
-def newton(dual, init=None):
+def newton(dual, init=None, **options):
     from medmtl.med.solvers import solve
 
-    sol = solve(dual, "newton", init=init)
+    sol = solve(dual, "newton", init=init, options=options)
     return {"J": sol.objective, "iters": sol.n_iter, "status": sol.status,
             "steps": int(sum(sol.info["smo_steps"])), "lam": sol.lam}
+
+
+def cd(dual, init=None):
+    from medmtl.med.solvers import solve
+
+    sol = solve(dual, "cd", init=init)
+    return {"J": sol.objective, "iters": sol.n_iter, "status": sol.status,
+            "faces": sol.info["face_steps"], "selected": int(np.sum(sol.switch_posterior > 0.5))}
+
+
+def liblinear_fits(Xs, ys, C, which):
+    """LinearSVC (hinge loss) or l1 LogisticRegression fitted on each task in turn."""
+    import warnings
+
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import LinearSVC
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for X, y in zip(Xs, ys):
+            if which == "LinearSVC":
+                LinearSVC(C=C, loss="hinge", max_iter=100000).fit(X, y)
+            else:
+                LogisticRegression(solver="liblinear", l1_ratio=1.0, C=C).fit(X, y)
 
 
 # Clarabel's own default tolerances: "CVXPY + Clarabel" as a user would run it (the engine's
@@ -190,12 +230,16 @@ def warm_up():
     newton(svm_dual([X], [y], RBFKernel(0.2), C=1.0))
     newton(kernel_selection_dual([X[:20], X[20:]], [y[:20], y[20:]], [RBFKernel(0.2), "linear"],
                                  C=1.0, alpha=2.0))
+    cd(feature_selection_dual([X], [y], C=1.0, alpha=2.0))
+    cd(svm_dual([X], [y], "linear", C=1.0))
 
 
 # ---------------------------------------------------------------------------------------
 # Table
 # ---------------------------------------------------------------------------------------
 ROWS = []
+CASES = ("svm", "fs", "landmine", "memory", "text", "multitask", "dense", "bigsparse", "threads",
+         "poly")
 
 
 def row(case, what, secs, note="", ratio=""):
@@ -363,19 +407,285 @@ def case_memory(n, D, budget):
         "under 2 GB" if peak < 2048 else "OVER 2 GB")
 
 
+# ---------------------------------------------------------------------------------------
+# Linear models at liblinear speed
+# ---------------------------------------------------------------------------------------
+TEXT_PAIR = ("alt.atheism", "soc.religion.christian")
+
+
+def newsgroups_pair(pair=TEXT_PAIR):
+    """tf-idf of every post of two newsgroups over every word they use (no stop list, no
+    document-frequency cut), labels +1 for the first group."""
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+
+    from medmtl.datasets import load_20newsgroups
+
+    docs, names, labels = load_20newsgroups("all")
+    first, second = names.index(pair[0]), names.index(pair[1])
+    keep = np.flatnonzero((labels == first) | (labels == second))
+    counts = CountVectorizer().fit_transform([docs[i] for i in keep])
+    X = TfidfTransformer().fit_transform(counts).tocsr()
+    return X, np.where(labels[keep] == first, 1, -1)
+
+
+def text_tasks(name):
+    """The 15 spam users or the 4 sentiment domains, tf-idf fitted on all tasks' counts."""
+    import scipy.sparse as sp
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    from medmtl.datasets import load_sentiment, load_spam
+
+    ds = load_spam() if name == "spam" else load_sentiment()
+    tfidf = TfidfTransformer().fit(sp.vstack([t.X for t in ds.tasks]))
+    return [tfidf.transform(t.X).tocsr() for t in ds.tasks], [t.y for t in ds.tasks]
+
+
+def peers(name, Xs, ys, C, budget):
+    """Time both liblinear peers on the tasks; returns the slower time (or None)."""
+    slowest = None
+    for which in ("LinearSVC", "l1 LogisticRegression"):
+        t, out = timed(lambda w=which: liblinear_fits(Xs, ys, C, w), budget)
+        label = f"{which} (liblinear)" + (" per task, summed" if len(Xs) > 1 else "")
+        row(name, label, t if t is not None else out)
+        if t is not None and (slowest is None or t > slowest):
+            slowest = t
+    return slowest
+
+
+def med_cd(name, dual, slowest, budget, what="MED cd"):
+    t, r = timed(lambda: cd(dual), budget)
+    if t is None:
+        row(name, what, r)
+        return None
+    row(name, what, t, f"J={r['J']:.10g} passes={r['iters']} faces={r['faces']} "
+        f"selected={r['selected']} {r['status']}",
+        speed_ratio(t, slowest, "slower peer") if slowest else "")
+    return r
+
+
+def case_text(budget, quick):
+    from medmtl.med.dual import feature_selection_dual
+
+    X, y = newsgroups_pair()
+    if quick:
+        X, y = X[::4], y[::4]
+    C, alpha = 1.0, 10.0
+    name = f"text FS 20NG {X.shape[0]}x{X.shape[1]} nnz={X.nnz}"
+    slowest = peers(name, [X], [y], C, budget)
+    t0, c0 = time.perf_counter(), time.process_time()
+    dual = feature_selection_dual([X], [y], C=C, alpha=alpha)
+    row(name, "build MEDDual", Seconds(time.perf_counter() - t0, time.process_time() - c0))
+    r = med_cd(name, dual, slowest, budget, f"MED FS cd (alpha={alpha:g})")
+    if r is None:
+        return
+    t, ref = timed(lambda: newton(dual, kkt_tol=1e-9), budget)
+    row(name, "newton, kkt_tol=1e-9 (J ref)", t if t is not None else ref,
+        f"relJ cd-vs-it {rel(r['J'], ref['J']):+.1e}" if t is not None else "")
+    # the direct solve on a subsample: every 8th post (its words only)
+    Xs, ys = X[::8], y[::8]
+    Xs = Xs[:, np.flatnonzero(np.diff(Xs.tocsc().indptr))]
+    sub = feature_selection_dual([Xs], [ys], C=C, alpha=alpha)
+    t, d = timed(lambda: med(sub, "direct"), budget)
+    t2, c = timed(lambda: cd(sub), budget)
+    if t is not None and t2 is not None:
+        row(name, f"  subsample {Xs.shape[0]}x{Xs.shape[1]}: direct", t,
+            f"relJ cd-vs-direct {rel(c['J'], d['J']):+.1e}", f"cd {t2:.3f} s")
+
+
+def case_multitask(budget, quick):
+    from medmtl.med.dual import feature_selection_dual
+
+    for data in ("spam", "sentiment"):
+        Xs, ys = text_tasks(data)
+        if quick:
+            Xs, ys = [X[::4] for X in Xs], [y[::4] for y in ys]
+        C, alpha = 1.0, 10.0
+        name = f"multi-task FS {data} {len(Xs)}x{Xs[0].shape[0]} D={Xs[0].shape[1]}"
+        slowest = peers(name, Xs, ys, C, budget)
+        dual = feature_selection_dual(Xs, ys, C=C, alpha=alpha)
+        r = med_cd(name, dual, slowest, budget, f"MED multi-task FS cd (alpha={alpha:g})")
+        if r is None:
+            continue
+        # J against the direct solve on a subsample: every 20th example of each task, the
+        # words they use (Newton's rank-one curvature of these wide shared terms is an
+        # n x D matrix: 28 GB for the sentiment domains)
+        subs, sub_ys = [X[::20] for X in Xs], [y[::20] for y in ys]
+        used = np.flatnonzero(np.diff(sum(abs(X) for X in subs).tocsc().indptr))
+        sub = feature_selection_dual([X[:, used] for X in subs], sub_ys, C=C, alpha=alpha)
+        t, d = timed(lambda: med(sub, "direct"), budget)
+        t2, c = timed(lambda: cd(sub), budget)
+        if t is not None and t2 is not None:
+            row(name, f"  subsample {sum(X.shape[0] for X in subs)}x{used.size}: direct", t,
+                f"relJ cd-vs-direct {rel(c['J'], d['J']):+.1e}", f"cd {t2:.3f} s")
+
+
+def case_dense(budget, quick):
+    from medmtl.med.dual import feature_selection_dual, svm_dual
+
+    n, D = (1000, 200) if quick else (5000, 1000)
+    X, y = linear_data(n, D, seed=7 * n + D)
+    name = f"dense linear n={n} D={D}"
+    t_svc, out = timed(lambda: liblinear_fits([X], [y], 1.0, "LinearSVC"), budget)
+    row(name, "LinearSVC (liblinear, hinge)", t_svc if t_svc is not None else out)
+    for what, dual in (("MED SVM cd", svm_dual([X], [y], "linear", C=1.0)),
+                       ("MED FS cd (alpha=10)", feature_selection_dual([X], [y], C=1.0, alpha=10.0))):
+        r = med_cd(name, dual, t_svc, budget, what)
+        t, nw = timed(lambda d=dual: newton(d), budget)
+        if r is not None and t is not None:
+            row(name, f"  {what.split(' cd')[0]} newton", t, f"relJ cd-vs-it {rel(r['J'], nw['J']):+.1e}",
+                speed_ratio(t, t_svc, "LinearSVC") if t_svc else "")
+
+
+def bigsparse_child(n, D, nnz):
+    """Run in a fresh process: build a sparse FS problem, fit it by cd, print peak RSS."""
+    import resource
+
+    import scipy.sparse as sp
+
+    from medmtl.med.dual import feature_selection_dual
+    from medmtl.med.solvers import solve
+
+    rng = np.random.default_rng(0)
+    X = sp.random(n, D, density=nnz / (n * D), format="csr", random_state=rng)
+    X.data = rng.normal(size=X.nnz)
+    w = np.zeros(D)
+    w[rng.choice(D, 100, replace=False)] = rng.normal(size=100) * 10
+    score = X @ w
+    y = np.where(score + 0.5 * score.std() * rng.normal(size=n) > 0, 1, -1)
+    t0 = time.perf_counter()
+    dual = feature_selection_dual([X], [y], C=1.0, alpha=10.0)
+    t_build = time.perf_counter() - t0
+    sol = solve(dual, "cd")
+    secs = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print(f"PEAK_MB {peak:.0f} SECONDS {secs:.2f} BUILD {t_build:.2f} PASSES {sol.n_iter} "
+          f"STATUS {sol.status} NNZ {X.nnz}")
+
+
+def case_bigsparse(budget, quick):
+    n, D, nnz = (20000, 20000, 2 * 10**6) if quick else (100000, 100000, 10**7)
+    name = f"sparse FS n={n} D={D} nnz={nnz / 1e6:g}M"
+    cmd = [sys.executable, __file__, "--bigsparse-child", str(n), str(D), str(nnz)]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=max(budget, 900.0))
+    except subprocess.TimeoutExpired:
+        row(name, "cd (fresh process)", f"> {max(budget, 900.0):.0f} s")
+        return
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("PEAK_MB")]
+    if not line:
+        row(name, "cd (fresh process)", "failed", out.stderr.strip().splitlines()[-1:])
+        return
+    p = line[0].split()
+    row(name, "cd, build + solve (fresh process)", float(p[3]),
+        f"peak RSS {float(p[1]):.0f} MB, build {p[5]} s, {p[7]} passes, {p[9]}",
+        "under 4 GB" if float(p[1]) < 4096 else "OVER 4 GB")
+
+
+THREADS_CHILD = """
+import sys, time, warnings
+sys.path.insert(0, {root!r})
+import numpy as np
+from benchmarks.bench_med import linear_data
+from medmtl.med import MEDClassifier
+X, y = linear_data(2000, 200, seed=7 * 2000 + 200)
+warnings.simplefilter("ignore")
+for method in ("auto", "newton"):
+    MEDClassifier(selection="features", alpha=10.0, method=method, max_iter=1).fit(X[:50], y[:50])
+    best = np.inf
+    for _ in range(2):
+        t = time.perf_counter()
+        MEDClassifier(selection="features", alpha=10.0, method=method).fit(X, y)
+        best = min(best, time.perf_counter() - t)
+    print("TIME", method, best, flush=True)
+"""
+
+
+def case_threads(budget, quick):
+    name = "FS n=2000 D=200 beside 2 busy processes"
+    root = str(Path(__file__).resolve().parents[1])
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        times = {}
+        for label, extra in (("default BLAS threads", {}),
+                             ("one BLAS thread", {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                                                  "MKL_NUM_THREADS": "1"})):
+            env = {k: v for k, v in os.environ.items()
+                   if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+            env.update(extra)
+            out = subprocess.run([sys.executable, "-c", THREADS_CHILD.format(root=root)],
+                                 capture_output=True, text=True, env=env, timeout=max(budget, 600))
+            for ln in out.stdout.splitlines():
+                if ln.startswith("TIME"):
+                    _, method, secs = ln.split()
+                    times[(label, method)] = float(secs)
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    for method in ("auto", "newton"):
+        one = times.get(("one BLAS thread", method))
+        row(name, f"fit method={method}, one BLAS thread", one if one is not None else "failed")
+        default = times.get(("default BLAS threads", method))
+        row(name, f"fit method={method}, default threads", default if default is not None else "failed",
+            "", f"x{default / one:.2f} one thread" if default and one else "")
+
+
+def poly_fit(kind, X, y):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import SVC, SVR
+
+    from medmtl.med import MEDClassifier, MEDRegressor
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if kind == "MEDRegressor":
+            model = MEDRegressor(kernel="poly").fit(X, y)
+        elif kind == "MEDClassifier":
+            model = MEDClassifier(kernel="poly").fit(X, y)
+        elif kind == "SVR":
+            model = SVR(kernel="poly", degree=3, gamma=1.0, coef0=1.0).fit(X, y)
+        else:
+            model = SVC(kernel="poly", degree=3, gamma=1.0, coef0=1.0).fit(X, y)
+    warned = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return {"status": getattr(model, "solver_status_", "-"), "warnings": warned}
+
+
+def case_poly(budget, quick):
+    rng = np.random.RandomState(0)
+    n = 150
+    X = rng.normal(loc=100, size=(n, 2))
+    targets = {"MEDRegressor": rng.normal(size=n), "MEDClassifier": rng.randint(0, 2, size=n)}
+    for med_kind, peer in (("MEDRegressor", "SVR"), ("MEDClassifier", "SVC")):
+        name = f"{med_kind}(kernel='poly') n={n}"
+        y = targets[med_kind]
+        t_peer, p = timed(lambda: poly_fit(peer, X, y), budget)
+        row(name, f"{peer} (libsvm), same kernel", t_peer if t_peer is not None else p)
+        t, r = timed(lambda: poly_fit(med_kind, X, y), budget)
+        row(name, med_kind, t if t is not None else r,
+            f"status {r['status']}, {r['warnings']} ConvergenceWarning" if t is not None else "",
+            speed_ratio(t, t_peer, peer) if t is not None and t_peer else "")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (about a minute)")
     ap.add_argument("--budget", type=float, default=None, help="seconds per timed run")
-    ap.add_argument("--threads", type=int, default=1, help="BLAS threads")
-    ap.add_argument("--cases", default="svm,fs,landmine,memory",
-                    help="comma-separated subset of svm,fs,landmine,memory")
+    ap.add_argument("--threads", default="1", help="BLAS threads (a number, or 'default')")
+    ap.add_argument("--cases", default=",".join(CASES),
+                    help=f"comma-separated subset of {','.join(CASES)}")
     ap.add_argument("--skip", default="", help="comma-separated methods not to run (direct,bound)")
     ap.add_argument("--memory-child", nargs=2, type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--bigsparse-child", nargs=3, type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    _limit_threads(args.threads)
+    if args.threads != "default":
+        _limit_threads(int(args.threads))
     if args.memory_child:
         memory_child(*args.memory_child)
+        return
+    if args.bigsparse_child:
+        bigsparse_child(*args.bigsparse_child)
         return
     budget = args.budget or (30.0 if args.quick else 300.0)
     warm_up()
@@ -412,6 +722,9 @@ def main(argv=None):
         case_landmine(lm[0], lm[1], budget, lm_slow)
     if "memory" in cases:
         case_memory(mem[0], mem[1], max(budget, 600.0) if not args.quick else budget)
+    for case in ("text", "multitask", "dense", "bigsparse", "threads", "poly"):
+        if case in cases:
+            globals()[f"case_{case}"](budget, args.quick)
 
 if __name__ == "__main__":
     main()

@@ -6,8 +6,9 @@ Layout (mirrors the mathematics of Jebara, JMLR 2011):
   and its builders (SVM, feature / kernel selection, adaptive pooling, regression).
 * :mod:`medmtl.med.bound` - Theorem 1's quadratic bound (switch posterior, curvature G).
 * :mod:`medmtl.med.solvers` - ``solve(dual, method, *, solver, options, init)``: ``"auto"``
-  (the default), ``"newton"`` (projected Newton, SMO subproblems), ``"bound"`` (Algorithm 1)
-  and ``"direct"`` (CVXPY, the reference); new methods plug in with ``register_method``
+  (the default), ``"newton"`` (projected Newton, SMO subproblems), ``"cd"`` (coordinate
+  steps in feature space), ``"bound"`` (Algorithm 1) and ``"direct"`` (CVXPY, the
+  reference); new methods plug in with ``register_method``
   (see ``docs/extending/add_a_solver.md``). ``MEDDual.to_cvxpy()`` opens the problem itself.
 * :mod:`medmtl.med.estimators` - the scikit-learn style estimators.
 """

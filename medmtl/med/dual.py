@@ -48,11 +48,36 @@ __all__ = [
 ]
 
 
+def _canonical(M):
+    """A CSR matrix with its duplicate entries summed and its indices sorted (a copy when
+    ``M`` is not so already; the caller's matrix is never changed), so that a matrix with
+    duplicates gives exactly what its canonical form gives. Dense input is returned as it is.
+
+    >>> M = sp.csr_matrix((np.array([1.0, 2.0]), np.array([0, 0]), np.array([0, 2])), shape=(1, 2))
+    >>> _canonical(M).toarray().tolist(), M.nnz
+    ([[3.0, 0.0]], 2)
+    """
+    if not sp.issparse(M):
+        return M
+    C = sp.csr_matrix(M, dtype=float)
+    if C.has_canonical_format:
+        return C
+    # the constructor may share the caller's arrays: sum the duplicates in a copy
+    C = sp.csr_matrix(M, dtype=float, copy=True)
+    C.sum_duplicates()
+    return C
+
+
+def _canonical_inputs(Xs):
+    """:func:`_canonical` of each task's inputs."""
+    return [_canonical(X) for X in Xs]
+
+
 def _as_factor(M):
     if M is None:
         return None
     if sp.issparse(M):
-        return sp.csr_matrix(M, dtype=float)
+        return _canonical(M)
     M = np.asarray(M, dtype=float)
     if M.ndim != 2:
         raise ValueError(f"a factor must be 2-D; got shape {M.shape}")
@@ -119,7 +144,7 @@ class KernelGram:
                 raise ValueError("kernel blocks must own disjoint multipliers")
             self.block_of[rows] = b
             self.local[rows] = np.arange(rows.size)
-            X = sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)
+            X = _canonical(X) if sp.issparse(X) else np.asarray(X, dtype=float)
             # contiguous rows (the usual task layout) are written by slicing
             contiguous = rows.size and np.array_equal(rows, np.arange(rows[0], rows[0] + rows.size))
             where = slice(int(rows[0]), int(rows[0]) + rows.size) if contiguous else rows
@@ -987,6 +1012,7 @@ def svm_dual(Xs, ys, kernel="linear", C=1.0, regression=False, epsilon=0.1):
     MEDDual
     """
     kernel = get_kernel(kernel)
+    Xs = _canonical_inputs(Xs)
     kw, signs, srcs = _layout(ys, C, regression, epsilon)
     Phi0 = _kernel_term(kernel, Xs, signs, srcs, kw["groups"], kw["c"].size)
     return MEDDual(Phi0=Phi0, alpha=0.0, **kw)
@@ -1002,6 +1028,7 @@ def feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=False, epsilon=0
     -------
     MEDDual
     """
+    Xs = _canonical_inputs(Xs)
     kw, signs, srcs = _layout(ys, C, regression, epsilon)
     M = len(Xs)
     D = Xs[0].shape[1]
@@ -1030,6 +1057,7 @@ def kernel_selection_dual(Xs, ys, kernels, C=1.0, alpha=1.0, regression=False, e
     MEDDual
     """
     kernels = [get_kernel(k) for k in kernels]
+    Xs = _canonical_inputs(Xs)
     kw, signs, srcs = _layout(ys, C, regression, epsilon)
     n = kw["c"].size
     terms = [_kernel_term(k, Xs, signs, srcs, kw["groups"], n) for k in kernels]
@@ -1049,6 +1077,7 @@ def adaptive_pooling_dual(Xs, ys, kernel="linear", C=1.0, alpha=1.0, shared_scal
     MEDDual
     """
     kernel = get_kernel(kernel)
+    Xs = _canonical_inputs(Xs)
     M = len(Xs)
     task_scale = 10.0 * M if task_scale is None else float(task_scale)
     kw, signs, srcs = _layout(ys, C)

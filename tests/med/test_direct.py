@@ -1,13 +1,18 @@
 """``method="direct"`` (medmtl.med.solvers.direct): the whole dual in CVXPY, the reference
 answer, and the problem it solves, open as ``MEDDual.to_cvxpy()``."""
 
+import functools
+import warnings
+
 import cvxpy as cp
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
-from medmtl.med.dual import MEDDual
+from medmtl.kernels import LinearKernel, PolynomialKernel, RBFKernel
+from medmtl.med.dual import MEDDual, kernel_selection_dual
 from medmtl.med.solvers import solve
-from med_testdata import assert_kkt, cached_duals
+from med_testdata import assert_kkt, cached_duals, make_tasks
 
 
 @pytest.mark.parametrize("name", ["svm", "single_fs", "multi_ks", "pooling", "multi_regression"])
@@ -50,12 +55,52 @@ def test_a_warm_start_reaches_the_same_answer():
 
 
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
-def test_solver_failure_is_a_runtime_error():
+def test_solver_failure_is_a_runtime_error_without_the_fallback():
     dual = cached_duals()["multi_fs"]
     with pytest.raises(RuntimeError, match="CLARABEL"):
-        solve(dual, "direct", options={"solver_settings": {"max_iter": 1}})
+        solve(dual, "direct", options={"solver_settings": {"max_iter": 1}, "fallback": False})
     with pytest.raises(RuntimeError, match="CLARABEL"):
-        solve(dual, "direct", options={"max_iter": 1})
+        solve(dual, "direct", options={"max_iter": 1, "fallback": False})
+
+
+def test_solver_failure_falls_back_to_algorithm_1_with_one_warning():
+    dual = cached_duals()["multi_fs"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = solve(dual, "direct", options={"max_iter": 1})
+    assert sol.status == "fallback" and sol.method == "direct"
+    assert [w.category for w in caught] == [ConvergenceWarning]
+    assert "CLARABEL" in str(caught[0].message) and "Algorithm 1" in str(caught[0].message)
+    assert sol.objective == pytest.approx(solve(dual, "newton").objective, rel=1e-6)
+    assert_kkt(dual, sol.lam, 1e-5)
+
+
+# Kernel selection with three kernels, 200 examples x 5 features, over C and alpha with the
+# extremes: at tight tolerances Clarabel alone ends "optimal_inaccurate" at (1e-2, 1e6) and
+# (1e2, 1e6) and fails outright at (1e4, 1) and (1e4, 1e6); the reference must succeed on all.
+@pytest.mark.parametrize("alpha", [0.0, 1.0, 1e6])
+@pytest.mark.parametrize("C", [1e-4, 1e-2, 1.0, 1e2, 1e4])
+def test_the_reference_solve_succeeds_over_c_and_alpha(C, alpha):
+    dual = _kernel_selection_grid_dual().replace(C=C, alpha=alpha)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = solve(dual, "direct")
+    assert sol.status in ("optimal", "fallback")
+    if sol.status == "fallback":
+        assert [w.category for w in caught] == [ConvergenceWarning]
+    else:
+        assert caught == []
+    # (an interior point's multipliers near a bound are accurate to about 1e-4)
+    assert_kkt(dual, sol.lam, 1e-3)
+    newton = solve(dual, "newton", options={"max_iter": 500})
+    assert sol.objective == pytest.approx(newton.objective, rel=1e-6)
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel_selection_grid_dual():
+    Xs, ys = make_tasks(1, 200, 5, seed=0, noise=0.5)
+    return kernel_selection_dual(Xs, ys, [LinearKernel(), RBFKernel(0.5), PolynomialKernel(3)],
+                                 C=1.0, alpha=1.0)
 
 
 def test_solvers_without_exponential_cones_are_refused():

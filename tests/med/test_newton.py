@@ -325,3 +325,38 @@ def test_kernel_solve_leaves_inputs_alone():
         np.testing.assert_array_equal(y, y0)
     with pytest.raises(ValueError, match="cache_size"):
         newton(dual, cache_size=0)
+
+
+def test_an_unreachable_tolerance_returns_at_the_rounding_floor_with_one_warning():
+    dual = model_dual("fs_single")
+    ref = newton(dual)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = newton(dual, kkt_tol=1e-300)
+    assert sol.status == "rounding"
+    assert [w.category for w in caught] == [ConvergenceWarning]
+    assert "rounding" in str(caught[0].message)
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-10)
+
+
+def _badly_scaled_poly(regression):
+    # scikit-learn's common-check data: features around 100, a cubic kernel of about 1e13
+    rng = np.random.RandomState(0)
+    X = rng.normal(loc=100, size=(150, 2))
+    y = rng.normal(size=150) if regression else np.where(rng.randint(0, 2, size=150) > 0, 1, -1)
+    return svm_dual([X], [y], PolynomialKernel(), C=1.0, regression=regression)
+
+
+@pytest.mark.parametrize("regression", [True, False])
+def test_a_badly_scaled_kernel_ends_with_one_warning(regression):
+    # Newton's SMO crawls on this ill-conditioned kernel; the run must end by the rounding
+    # floor or by its pair-step budget, with a single warning and J above J(0)
+    dual = _badly_scaled_poly(regression)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = newton(dual, max_steps=200_000)
+    assert sol.status in ("converged", "rounding", "max_steps")
+    assert len(caught) == (sol.status != "converged")
+    assert all(w.category is ConvergenceWarning for w in caught)
+    assert sol.objective > 0
+    assert dual.kkt_violation(sol.lam)["equality"] <= 1e-8 * np.abs(sol.lam).sum()

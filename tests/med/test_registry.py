@@ -5,6 +5,7 @@ ones included (inner solver, options, starting point, the answer, one warning pe
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
@@ -198,16 +199,23 @@ def test_auto_picks_a_correct_solver():
         sol = solve(dual, "auto", solver="OSQP")  # another method's solver name is not used
         assert sol.method == "newton"
         assert sol.objective == pytest.approx(reference_solution(dual).objective, rel=1e-6)
-    # a long, narrow linear SVM goes to the interior-point QP
+    # a long linear SVM goes to the coordinate method in feature space
     Xs, ys = make_tasks(1, 2000, 3, seed=9, noise=1.0)
     dual = svm_dual(Xs, ys, "linear", C=1.0)
-    assert choose_method(dual) == "direct"
+    assert choose_method(dual) == "cd"
     sol = solve(dual, "auto", options={"max_iter": 1000, "tol": 1e-12})
-    assert sol.method == "direct"
+    assert sol.method == "cd"
     assert sol.objective == pytest.approx(solve(dual, "newton").objective, rel=1e-6)
-    # a Newton option set away from its default keeps Newton
-    assert choose_method(dual, {"shrinking": False}) == "newton"
-    assert solve(dual, "auto", options={"shrinking": False}).method == "newton"
+    # so does a shorter one with sparse factors; a small dense one stays with Newton
+    X = sp.random(400, 50, density=0.05, random_state=3, format="csr")
+    y = np.where(np.arange(400) % 2, 1, -1)
+    assert choose_method(svm_dual([X], [y], "linear")) == "cd"
+    assert choose_method(svm_dual([X.toarray()], [y], "linear")) == "newton"
+    # an option only Newton has, set away from its default, keeps Newton
+    assert choose_method(dual, {"cache_size": 64.0}) == "newton"
+    assert solve(dual, "auto", options={"cache_size": 64.0}).method == "newton"
+    # options both methods have go to the one chosen
+    assert solve(dual, "auto", options={"shrinking": False}).method == "cd"
     with pytest.raises(ValueError, match="installed CVXPY solvers"):
         solve(dual, "auto", solver="NO_SUCH_SOLVER")
 

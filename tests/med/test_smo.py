@@ -274,3 +274,27 @@ def test_feature_selection_with_free_set_steps_matches_direct(monkeypatch, tasks
     scale = max(1.0, float(np.abs(dual.c).max()))
     assert v["stationarity"] <= 1e-5 * scale
     assert v["equality"] <= 1e-9 * scale and v["bounds"] == 0.0
+
+
+def test_the_free_set_schedule_does_not_depend_on_the_clock(monkeypatch):
+    # The period of the face steps is decided by counting work, so a slow or a fast machine
+    # (here: a clock that jumps at random) gives the same answer bit for bit.
+    import time
+
+    monkeypatch.setattr(smo, "FREE_SET_PERIOD", 3)
+    calls = _count_free_steps(monkeypatch)
+    Xs, ys = zip(*[_linear_data(70, 4, seed=30 + t) for t in range(3)])
+    dual = feature_selection_dual(list(Xs), list(ys), C=1.0, alpha=5.0)
+    first = solve(dual, "newton", options=dict(group_grams=False))
+    assert sum(calls) >= 2
+    rng = np.random.default_rng(0)
+    state = [0.0]
+
+    def jumpy():
+        state[0] += float(rng.exponential(1.0))
+        return state[0]
+
+    monkeypatch.setattr(time, "perf_counter", jumpy)
+    second = solve(dual, "newton", options=dict(group_grams=False))
+    np.testing.assert_array_equal(first.lam, second.lam)
+    assert first.info["smo_steps"] == second.info["smo_steps"]

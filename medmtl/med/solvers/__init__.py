@@ -2,16 +2,17 @@
 
 ``solve(dual, method="auto", *, solver=None, options=None, init=None) -> MEDSolution`` runs
 any registered method: the built-in ``"auto"`` (the default), ``"newton"`` (projected
-Newton with SMO subproblems), ``"bound"`` (Algorithm 1) and ``"direct"`` (CVXPY, the
-reference answer), or one a researcher adds by subclassing :class:`Method` and calling
-:func:`register_method` (``docs/extending/add_a_solver.md`` shows how). Every estimator's
+Newton with SMO subproblems), ``"cd"`` (coordinate steps in feature space, for factor
+models), ``"bound"`` (Algorithm 1) and ``"direct"`` (CVXPY, the reference answer), or one
+a researcher adds by subclassing :class:`Method` and calling :func:`register_method` (``docs/extending/add_a_solver.md`` shows how). Every estimator's
 ``method=`` takes the same names, and its ``solver_options`` are the method's options.
 
 Modules: :mod:`~medmtl.med.solvers.base` (the contract), :mod:`~.registry` (the registry,
 the ``"auto"`` policy, :func:`solve`), one module per method (:mod:`~.newton`,
-:mod:`~.bound`, :mod:`~.direct`) and their parts: the Newton models
-(:mod:`~.newton_models`), their Gram storage (:mod:`~.gram_storage`), SMO (:mod:`~.smo`)
-and Algorithm 1's block QPs (:mod:`~.qp`).
+:mod:`~.coordinate`, :mod:`~.bound`, :mod:`~.direct`) and their parts: the Newton models
+(:mod:`~.newton_models`), their Gram storage (:mod:`~.gram_storage`), SMO (:mod:`~.smo`),
+the coordinate passes and face steps (:mod:`~.coordinate_steps`,
+:mod:`~.coordinate_face`) and Algorithm 1's block QPs (:mod:`~.qp`).
 
 Examples
 --------
@@ -25,7 +26,7 @@ Examples
 >>> bool(abs(a.objective - b.objective) <= 1e-6 * abs(b.objective))
 True
 >>> sorted(METHODS)
-['auto', 'bound', 'direct', 'newton']
+['auto', 'bound', 'cd', 'direct', 'newton']
 """
 
 from .base import (

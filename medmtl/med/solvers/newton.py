@@ -25,7 +25,8 @@ import numpy as np
 from ..bound import switch_posterior
 from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_option
 from .newton_models import make_model
-from .smo import HAVE_NUMBA
+from .smo import HAVE_NUMBA, rounding_floor
+from .threads import one_blas_thread
 
 __all__ = ["NewtonMethod"]
 
@@ -60,14 +61,21 @@ class NewtonMethod(Method):
         Per-task Gram blocks for block-diagonal models
         (:class:`~medmtl.med.solvers.gram_storage.GroupGrams`).
 
+    Below the rounding floor of the gradient (:func:`~medmtl.med.solvers.smo.rounding_floor`:
+    about ``256 eps`` times the largest Hessian diagonal times ``sum |lam|``), a KKT gap
+    cannot be trusted: a gap there ends the run with status ``"rounding"`` (one
+    ConvergenceWarning) instead of pair steps that no longer make progress, so an
+    unreachable ``kkt_tol`` or a badly scaled kernel still returns.
+
     The solution's ``info`` holds ``smo_steps`` (pair steps per iteration), ``columns``
     (Hessian columns computed), ``kkt_gap`` (the final violation), ``time``, ``numba``,
     ``model`` (``"FactorModel"``, ``"KernelModel"``: kernel columns on demand, or
     ``"BlockModel"``: per-task kernel blocks) and ``precision`` (``"single"`` when the
     Newton model's Hessian is summed or cached in single precision: non-quadratic ``J``,
     whose steps are checked against the exact ``J`` and gradient). The status is
-    ``"converged"``, ``"max_iter"`` or ``"stalled"`` (the subproblem could not move although
-    the KKT gap was above tolerance).
+    ``"converged"``, ``"max_iter"``, ``"max_steps"`` (a subproblem used its ``max_steps``),
+    ``"rounding"`` (stopped at the rounding floor above ``kkt_tol``) or ``"stalled"`` (the
+    subproblem could not move although the KKT gap was above tolerance).
 
     Examples
     --------
@@ -94,7 +102,8 @@ class NewtonMethod(Method):
         Option("cache_size", 256.0, [Interval(Real, 0, None, closed="neither")],
                "Megabytes for cached columns of the subproblem's Hessian."),
         Option("max_steps", None, [None, Interval(Integral, 1, None, closed="left")],
-               "SMO pair steps per subproblem; None: max(10**7, 100 n)."),
+               "SMO pair steps per subproblem; None: max(10**7, 100 n). A subproblem that "
+               "uses them all ends the run (status 'max_steps')."),
         Option("shrinking", True, [bool], "Shrink coordinates stuck at a bound (LIBSVM)."),
         Option("group_grams", True, [bool], "Per-task Gram blocks for block-diagonal models."),
     )
@@ -112,11 +121,12 @@ class NewtonMethod(Method):
         eps_final = options["kkt_tol"] * scale
         max_steps = options["max_steps"] if options["max_steps"] is not None else max(10**7, 100 * n)
         lam = np.zeros(n) if init is None else init
-        model = make_model(dual, lam, options)
-        # a warm start is usually close enough for the model to be trusted from the start
-        run = _iterate(dual, model, eps_final, options["tol"], options["max_iter"], max_steps,
-                       trusted=init is not None)
-        J, grad, s_final = model.finish()
+        with one_blas_thread():
+            model = make_model(dual, lam, options)
+            # a warm start is usually close enough for the model to be trusted from the start
+            run = _iterate(dual, model, eps_final, options["tol"], options["max_iter"],
+                           max_steps, trusted=init is not None)
+            J, grad, s_final = model.finish()
         run.path[-1] = J
         lam = model.lam
         return MEDSolution(
@@ -157,8 +167,12 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
         beta = dual.a * lam
         grad_b = g0 * inv_a
         run.gap = _max_gap(grad_b, beta, blo, bhi, dual)
+        floor = rounding_floor(np.array([model.max_curvature]), np.abs(beta).sum())
         if run.gap <= eps_final:
             run.status = "converged"
+            break
+        if run.gap <= floor:
+            run.status = "rounding"  # the gradient is not exact enough for kkt_tol
             break
         run.n_iter = it + 1
         # Inexact Newton: loose subproblems while the model is poor, the final tolerance as
@@ -169,6 +183,7 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
             inner_eps = max(eps_final, _TRUSTED_FORCING * min(run.gap, run.gap * run.gap))
         else:
             inner_eps = max(eps_final, min(0.1 * run.gap, run.gap ** 1.5))
+        inner_eps = max(inner_eps, floor)
         steps, inner_gap = model.subproblem(grad_b, beta, blo, bhi, inner_eps, max_steps)
         run.steps.append(steps)
         x = np.clip(beta * inv_a, dual.lo, dual.hi)
@@ -196,9 +211,17 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
                 model.accept(lam_new, J_new, t)
                 lam, J = lam_new, J_new
         run.path.append(J)
+        if steps >= max_steps:
+            # one subproblem used the whole budget: stop rather than start another
+            run.gap, run.status = inner_gap, "max_steps"
+            break
         if quadratic and inner_gap <= eps_final:
             run.gap = inner_gap
             run.status = "converged"
+            break
+        if quadratic and inner_gap <= rounding_floor(np.array([model.max_curvature]),
+                                                     np.abs(beta).sum()):
+            run.gap, run.status = inner_gap, "rounding"
             break
         if gain <= tol * abs(J) and inner_eps <= eps_final:
             run.status = "converged"

@@ -35,6 +35,11 @@ __all__ = ["NewtonModel", "FactorModel", "KernelModel", "BlockModel", "make_mode
 # A shared switch whose rank-one curvature is below this fraction of the task blocks'
 # largest diagonal entry is left out of the block subproblem's coupling.
 COUPLING_RTOL = 1e-8
+# Pair steps per multiplier after which a kernel model's subproblem also takes free-set
+# steps: a well-conditioned kernel converges long before (RBF SVMs of bench_med.py: about
+# 1.2 n steps), a badly scaled one (a polynomial kernel on features around 100) crawls for
+# millions.
+_KERNEL_FACE_AFTER = 5
 
 
 class NewtonModel(ABC):
@@ -62,6 +67,9 @@ class NewtonModel(ABC):
         ``J(lam)``.
     columns_computed : int
         Hessian columns computed so far (0 for a model that forms whole blocks).
+    max_curvature : float
+        The largest diagonal entry of the last subproblem's Hessian (in ``beta``), for the
+        rounding floor of the gradient (:func:`~medmtl.med.solvers.smo.rounding_floor`).
     precision : {"double", "single"}
         Of the subproblem's Hessian: ``"single"`` where the model sums or caches it in
         single precision (a non-quadratic ``J``, whose steps are checked against the exact
@@ -70,6 +78,7 @@ class NewtonModel(ABC):
 
     columns_computed = 0
     precision = "double"
+    max_curvature = 0.0
 
     @abstractmethod
     def linearize(self):
@@ -251,9 +260,12 @@ class FactorModel(NewtonModel):
         n = dual.n
         diagH = np.empty(n)
         if self.grams is not None:
-            return _solve_on_blocks(dual, self.grams, self.Qb, self._flat, W.V, tau, inv_a, grad_b,
-                                    beta, blo, bhi, inner_eps, max_steps, self.shrinking)
+            steps, gap, self.max_curvature = _solve_on_blocks(
+                dual, self.grams, self.Qb, self._flat, W.V, tau, inv_a, grad_b, beta, blo, bhi,
+                inner_eps, max_steps, self.shrinking)
+            return steps, gap
         diag_hessian(rows.indptr, rows.indices, rows.data, rows.col_term, self.s, tau, self.u, diagH)
+        self.max_curvature = float(np.max(diagH * inv_a**2, initial=0.0))
         self.cache.reset(W)
         beta0 = beta.copy()
         g0 = self.g0
@@ -362,6 +374,7 @@ class KernelModel(NewtonModel):
         diagH = self.diag0 + self.diagT @ self.s
         if self.W.V is not None:
             diagH = diagH + (self.V * self.V) @ tau
+        self.max_curvature = float(np.max(diagH * inv_a**2, initial=0.0))
         self.cache.reset(self.W, source=self._rows)
         beta0, grad0 = beta.copy(), grad_b.copy()
 
@@ -370,7 +383,8 @@ class KernelModel(NewtonModel):
 
         _, steps, gap = smo_solve(self.cache, diagH * inv_a**2, grad_b, beta, blo, bhi,
                                   self.dual.group_of, len(self.dual.groups), inner_eps, max_steps,
-                                  rebuild, shrinking=self.shrinking, free_set=False)
+                                  rebuild, shrinking=self.shrinking,
+                                  free_set_after=_KERNEL_FACE_AFTER * self.dual.n)
         return steps, gap
 
     def forms(self, d):
@@ -459,8 +473,10 @@ class BlockModel(NewtonModel):
         return s, tau, g0
 
     def subproblem(self, grad_b, beta, blo, bhi, inner_eps, max_steps):
-        return _solve_on_blocks(self.dual, self.grams, self.Qb, self._flat, self.V, self.tau, self.inv_a,
-                                grad_b, beta, blo, bhi, inner_eps, max_steps, self.shrinking)
+        steps, gap, self.max_curvature = _solve_on_blocks(
+            self.dual, self.grams, self.Qb, self._flat, self.V, self.tau, self.inv_a, grad_b, beta,
+            blo, bhi, inner_eps, max_steps, self.shrinking)
+        return steps, gap
 
     def forms(self, d):
         D = self.dual.n_terms
@@ -504,7 +520,7 @@ def _solve_on_blocks(dual, grams, Qb, flat, V, tau, inv_a, grad_b, beta, blo, bh
                      max_steps, shrinking):
     """The Newton subproblem of a block-diagonal model: task blocks ``Qb`` (views into the
     flat buffer ``flat``) plus the rank-T coupling ``V diag(tau) V^T`` of the shared switches
-    (:func:`smo_solve_blocks`)."""
+    (:func:`smo_solve_blocks`). Returns ``(steps, gap, max_curvature)``."""
     diagH = np.empty(dual.n)
     for g, B in zip(grams.group_rows, Qb):
         diagH[g] = np.diagonal(B)
@@ -519,7 +535,8 @@ def _solve_on_blocks(dual, grams, Qb, flat, V, tau, inv_a, grad_b, beta, blo, bh
         weight_t = tau * np.max(Vs * Vs, axis=0, initial=0.0)
         keep = weight_t > COUPLING_RTOL * max(float(np.max(diagH * inv_a**2)), 1e-300)
         Vs, tau_k = np.ascontiguousarray(Vs[:, keep]), tau[keep]
+    diag_b = diagH * inv_a**2
     _, steps, gap = smo_solve_blocks(flat, grams.group_rows, grams.local, Vs, tau_k, grad_b, beta,
-                                     blo, bhi, diagH * inv_a**2, dual.group_of, inner_eps,
+                                     blo, bhi, diag_b, dual.group_of, inner_eps,
                                      max_steps, shrinking=shrinking, scale=inv_a)
-    return steps, gap
+    return steps, gap, float(np.max(diag_b, initial=0.0))

@@ -34,8 +34,6 @@ The pair loops are compiled with numba when it is installed; without it, they ru
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -52,7 +50,8 @@ except ImportError:  # pragma: no cover - exercised only without numba
         return lambda f: f
 
 
-__all__ = ["HAVE_NUMBA", "ColumnCache", "smo_solve", "smo_solve_blocks", "diag_hessian"]
+__all__ = ["HAVE_NUMBA", "ColumnCache", "smo_solve", "smo_solve_blocks", "diag_hessian",
+           "rounding_floor"]
 
 _TAU = 1e-12  # curvature floor for a pair whose Q-restriction is flat
 BATCH = 64
@@ -112,12 +111,16 @@ def _clipped_pair_step(beta, blo, bhi, i, j, t):
 
 @njit(cache=True)
 def _smo_loop(cache, slot_of, stamp, clock, diagQ, grad, beta, blo, bhi, group_of, act, n_act,
-              n_groups, eps, max_steps, counters, shrinking, shrink_period):
+              n_groups, eps, max_steps, counters, shrinking, shrink_period, floor_rate, l1):
     """Pair steps on the active coordinates until converged, a column is missing, or max_steps.
 
     ``act[:n_act[0]]`` lists the active coordinates; with ``shrinking`` every so often those
     at a bound whose gradient pushes outwards harder than the current worst pair are dropped
     (LIBSVM's rule); their gradients then go stale until the driver rebuilds them.
+
+    The loop counts as converged at ``max(eps, floor_rate * l1[0])``, ``l1[0] = sum |beta|``
+    (kept up to date): below that the gradient, summed from columns times multipliers of
+    that size, is rounding (see :func:`rounding_floor`).
 
     Returns ``(status, need, gap)``: status 0 converged on the active set, 1 column ``need``
     is not cached, 2 step budget used up. ``counters[0]`` counts the steps taken and
@@ -159,7 +162,7 @@ def _smo_loop(cache, slot_of, stamp, clock, diagQ, grad, beta, blo, bhi, group_o
                 if v > gap:
                     gap = v
                     gbest = g
-        if gbest < 0 or gap <= eps:
+        if gbest < 0 or gap <= eps or gap <= floor_rate * l1[0]:
             n_act[0] = na
             counters[1] = countdown
             return 0, -1, gap
@@ -221,7 +224,9 @@ def _smo_loop(cache, slot_of, stamp, clock, diagQ, grad, beta, blo, bhi, group_o
         if curv <= 0.0:
             curv = _TAU
         t = (gi - grad[j]) / curv
+        before = abs(beta[i]) + abs(beta[j])
         t = _clipped_pair_step(beta, blo, bhi, i, j, t)
+        l1[0] += abs(beta[i]) + abs(beta[j]) - before
         ci = cache[si]
         cj = cache[sj]
         for g in range(n_groups):
@@ -521,21 +526,42 @@ def _free_set_step(cache, grad, beta, blo, bhi, group_of, free, max_rounds=8):
 
 FREE_SET_PERIOD = 300  # pair steps between checks whether the free set has settled
 FREE_SET_MAX = 400  # largest free set solved densely
+# Pair steps per call of the compiled loop at most: between calls Python runs, so a pending
+# Ctrl-C (KeyboardInterrupt) is raised within a fraction of a second.
+CHUNK = 200_000
+# A gradient summed from entries of size h (the largest diagonal of Q) times multipliers of
+# total size l1 is exact to about this many units of rounding times h * l1.
+_ROUNDING_UNITS = 256
+
+
+def rounding_floor(diagQ, l1):
+    """The gap below which a gradient of ``Q`` is rounding: ``256 eps max(diag Q) l1`` for
+    multipliers of total size ``l1 = sum |beta|`` (``Q`` PSD, so no entry exceeds its
+    largest diagonal). A tolerance below it cannot be met; the solvers stop there.
+
+    >>> bool(rounding_floor(np.array([1.0, 4.0]), 2.0) == 256 * np.finfo(float).eps * 8.0)
+    True
+    """
+    return _ROUNDING_UNITS * np.finfo(float).eps * float(np.max(diagQ, initial=0.0)) * float(l1)
 
 
 def smo_solve(cache, diagQ, grad, beta, blo, bhi, group_of, n_groups, eps, max_steps,
-              rebuild_gradient, batch=None, shrinking=True, free_set=True):
+              rebuild_gradient, batch=None, shrinking=True, free_set=True, free_set_after=0):
     """Run the pair loop, filling the cache in batches whenever a column is missing.
 
     ``grad`` and ``beta`` are updated in place. ``rebuild_gradient(beta)`` must return the
-    exact gradient at ``beta`` (used when shrunk coordinates come back).
+    exact gradient at ``beta`` (used when shrunk coordinates come back). The loop stops at
+    a largest violating pair below ``eps``, or below the rounding floor
+    (:func:`rounding_floor`) if that is larger.
 
     With ``free_set``, every ``FREE_SET_PERIOD`` pair steps the free coordinates (strictly
     inside their box) are compared with those of the previous check; once they stay the
     same (the pair loop crawls on one face, as on low-rank ``Q``), the subproblem is solved
     on that face directly (:func:`_free_set_step`) and the pair loop goes on from there.
-    Whenever the face steps have taken longer in all than the pair loop, the period doubles,
-    so they cost at most about as much as the loop they interrupt.
+    Whenever the face steps have done more work in all than the pair loop (counted in
+    entries of ``Q`` touched, so the same input always takes the same path), the period
+    doubles, so they cost at most about as much as the loop they interrupt. The checks
+    begin after ``free_set_after`` pair steps (0: at once).
 
     Returns
     -------
@@ -551,39 +577,43 @@ def smo_solve(cache, diagQ, grad, beta, blo, bhi, group_of, n_groups, eps, max_s
     counters = np.zeros(2, dtype=np.int64)  # steps taken, shrinking countdown
     act = np.arange(n, dtype=np.int64)
     n_act = np.array([n], dtype=np.int64)
+    floor_rate = rounding_floor(diagQ, 1.0)
+    l1 = np.array([float(np.abs(beta).sum())])
     period = FREE_SET_PERIOD
     max_free = min(FREE_SET_MAX, cache.n_slots // 2)
-    next_check = period
+    next_check = free_set_after + period
     last_free = None
-    t_check = time.perf_counter()
-    t_pairs = t_faces = 0.0  # time in the pair loop and in face steps
+    work_pairs = work_faces = 0  # entries of Q touched by the pair loop and by face steps
     while True:
-        budget = max_steps - counters[0]
+        budget = min(max_steps - counters[0], CHUNK)
         if free_set:
             budget = min(budget, max(next_check - counters[0], 1))
+        before = counters[0]
         status, need, gap = _smo_loop(cache.cache, cache.slot_of, cache.stamp, cache.clock,
                                       diagQ, grad, beta, blo, bhi, group_of, act, n_act,
                                       n_groups, eps, budget, counters,
-                                      shrinking, SHRINK_PERIOD)
+                                      shrinking, SHRINK_PERIOD, floor_rate, l1)
+        work_pairs += int(counters[0] - before) * int(n_act[0])
         if status == 2 and counters[0] < max_steps:
+            if not free_set or counters[0] < next_check:
+                continue  # the end of a chunk
             # a pause to look at the free set
             next_check = counters[0] + period
-            t_pairs += time.perf_counter() - t_check
             a_idx = act[: n_act[0]]
             free = np.sort(a_idx[(beta[a_idx] > blo[a_idx]) & (beta[a_idx] < bhi[a_idx])])
             if 2 <= free.size <= max_free and last_free is not None \
                     and np.array_equal(free, last_free):
-                t0 = time.perf_counter()
                 _free_set_step(cache, grad, beta, blo, bhi, group_of, free)
-                t_faces += time.perf_counter() - t0
-                if t_faces > t_pairs:
+                l1[0] = float(np.abs(beta).sum())
+                # its eigen-decomposition and the gradient's update, in entries of Q
+                work_faces += free.size**3 + free.size * n
+                if work_faces > work_pairs:
                     # the face steps cost more than the pair loop: look less often
                     period *= 2
                     next_check = counters[0] + period
                 last_free = None
             else:
                 last_free = free
-            t_check = time.perf_counter()
             continue
         if status == 0 and n_act[0] < n:
             # converged on the active set: bring every coordinate back and check again
@@ -795,7 +825,13 @@ def smo_solve_blocks(blocks, group_rows, local, Vs, tau, grad, beta, blo, bhi, d
             Q[ptr:ptr + m * m].reshape(m, m)[:] += (Vg * tau) @ Vg.T
     gB = grad.copy()
     p = np.zeros(T)
-    status, steps, gap = _group_sweeps(Q, blk_ptr, sizes, gptr, gidx, Vs, tau, gB, p,
-                                       beta, blo, bhi, eps, max_steps)
+    steps = 0
+    while True:  # in chunks, so that Python can raise a pending KeyboardInterrupt between them
+        budget = min(max_steps - steps, CHUNK)
+        status, taken, gap = _group_sweeps(Q, blk_ptr, sizes, gptr, gidx, Vs, tau, gB, p,
+                                           beta, blo, bhi, eps, budget)
+        steps += taken
+        if status == 0 or steps >= max_steps:
+            break
     grad[:] = gB - Vs @ (tau * p) if tau.size else gB
     return status, int(steps), float(gap)

@@ -1,0 +1,192 @@
+"""``method="cd"`` (medmtl.med.solvers.coordinate) against the direct exponential-cone solve.
+
+Every factor model kind (linear SVM and SVR, feature selection dense and sparse, single and
+multi-task, per-feature kernels, adaptive pooling with a linear kernel) is solved both ways:
+the objectives must agree to 1e-6 relative, the answer must meet the KKT conditions on its
+own and the equalities exactly, and what it reports must be ``J``, the posteriors and the
+biases at its multipliers.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
+
+from medmtl.kernels import RBFKernel, per_feature_kernels
+from medmtl.med import MEDClassifier
+from medmtl.med.dual import (
+    adaptive_pooling_dual,
+    feature_selection_dual,
+    kernel_selection_dual,
+    svm_dual,
+)
+from medmtl.med.solvers import solve
+from med_testdata import (
+    assert_kkt,
+    make_regression_tasks,
+    make_tasks,
+    model_dual,
+    naive_objective,
+    reference_solution,
+)
+
+FACTOR_KINDS = ["svm_linear", "svm_sparse", "svr_linear", "fs_single", "fs_single_sparse",
+                "fs_multi", "fs_multi_sparse", "per_feature", "per_feature_multi", "pooling",
+                "fs_regression", "fs_multi_regression"]
+
+
+def factor_dual(kind, alpha=3.0, C=1.0):
+    """A small dual of every factor model kind (beyond :func:`model_dual`'s)."""
+    Xs, ys = make_tasks(3, 25, 6, seed=11, noise=0.4)
+    sparse = [sp.csr_matrix(np.where(np.abs(X) > 0.7, X, 0.0)) for X in Xs]
+    if kind == "svm_sparse":
+        return svm_dual(sparse[:1], ys[:1], "linear", C=C)
+    if kind == "svr_linear":
+        Xr, yr = make_regression_tasks(1, 30, 5, seed=12)
+        return svm_dual(Xr, yr, "linear", C=C, regression=True, epsilon=0.1)
+    if kind == "fs_multi_sparse":
+        return feature_selection_dual(sparse, ys, C=C, alpha=alpha)
+    if kind == "per_feature":
+        return kernel_selection_dual(Xs[:1], ys[:1], per_feature_kernels(6), C=C, alpha=alpha)
+    if kind == "per_feature_multi":
+        return kernel_selection_dual(Xs, ys, per_feature_kernels(6), C=C, alpha=alpha)
+    return model_dual(kind, alpha=alpha, C=C)
+
+
+def cd(dual, init=None, **options):
+    return solve(dual, "cd", options=options, init=init)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 3.0, 300.0])
+@pytest.mark.parametrize("kind", FACTOR_KINDS)
+def test_cd_matches_direct_and_is_optimal(kind, alpha):
+    if kind.startswith(("svm", "svr")) and alpha:
+        pytest.skip("the SVM has no switches: alpha plays no role")
+    dual = factor_dual(kind, alpha=alpha)
+    ref = reference_solution(dual)
+    sol = cd(dual)
+    assert sol.status == "converged"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+    assert_kkt(dual, sol.lam)
+    # the equalities hold to rounding, not only to the registry's 1e-8
+    for g in dual.groups:
+        assert abs(dual.a[g] @ sol.lam[g]) <= 1e-12 * max(1.0, np.abs(sol.lam[g]).sum())
+    assert sol.objective == pytest.approx(dual.objective(sol.lam), rel=1e-12)
+    assert sol.objective_path[-1] == pytest.approx(naive_objective(dual, sol.lam), rel=1e-10)
+    np.testing.assert_allclose(sol.switch_posterior, dual.switch_posterior(sol.lam), rtol=1e-10)
+    np.testing.assert_allclose(sol.intercepts, dual.intercepts(sol.lam), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(dual.switched_u(sol.lam), dual.switched_u(ref.lam), atol=2e-3)
+
+
+def test_cd_is_the_svm_of_libsvm():
+    Xs, ys = make_tasks(1, 80, 5, seed=3, noise=1.0)
+    dual = svm_dual(Xs, ys, "linear", C=0.7)
+    sol = cd(dual)
+    clf = SVC(kernel="linear", C=0.7, tol=1e-10, shrinking=False).fit(Xs[0], ys[0])
+    lam_svc = np.zeros(ys[0].size)
+    lam_svc[clf.support_] = np.abs(clf.dual_coef_[0])
+    assert sol.objective == pytest.approx(dual.objective(lam_svc), rel=1e-8)
+    assert sol.intercepts[0] == pytest.approx(clf.intercept_[0], abs=1e-4)
+
+
+def test_sparse_and_dense_factors_give_the_same_answer():
+    Xs, ys = make_tasks(2, 40, 8, seed=6, noise=0.4)
+    Xs = [np.where(np.abs(X) > 0.5, X, 0.0) for X in Xs]
+    dense = cd(feature_selection_dual(Xs, ys, C=1.0, alpha=5.0))
+    sparse = cd(feature_selection_dual([sp.csr_matrix(X) for X in Xs], ys, C=1.0, alpha=5.0))
+    assert sparse.objective == pytest.approx(dense.objective, rel=1e-10)
+    np.testing.assert_allclose(sparse.switch_posterior, dense.switch_posterior, atol=1e-7)
+
+
+def test_same_input_same_answer_and_the_order_does_not_matter():
+    dual = factor_dual("fs_multi", alpha=30.0)
+    a, b = cd(dual), cd(dual)
+    np.testing.assert_array_equal(a.lam, b.lam)
+    assert a.objective_path.tolist() == b.objective_path.tolist()
+    other = cd(dual, random_state=7)
+    assert other.objective == pytest.approx(a.objective, rel=1e-9)
+
+
+def test_shrinking_does_not_change_the_answer():
+    dual = factor_dual("fs_multi_regression", alpha=3.0)
+    a, b = cd(dual), cd(dual, shrinking=False)
+    assert b.objective == pytest.approx(a.objective, rel=1e-9)
+    assert_kkt(dual, b.lam)
+
+
+def test_warm_starts_along_paths_save_passes():
+    Xs, ys = make_tasks(3, 30, 8, seed=5, noise=0.4)
+    lam, cold_passes, warm_passes = None, 0, 0
+    for alpha in [0.5, 1.0, 2.0, 4.0, 8.0]:
+        dual = feature_selection_dual(Xs, ys, C=1.0, alpha=alpha)
+        cold = cd(dual)
+        warm = cd(dual, init=lam)
+        assert warm.objective == pytest.approx(cold.objective, rel=1e-9)
+        cold_passes += cold.n_iter
+        warm_passes += warm.n_iter
+        lam = warm.lam
+    assert warm_passes < cold_passes
+    again = cd(dual, init=lam)
+    assert again.n_iter == 0 and again.status == "converged"
+
+
+def test_kernel_duals_are_refused():
+    Xs, ys = make_tasks(1, 20, 3, seed=7)
+    with pytest.raises(ValueError, match="newton"):
+        cd(svm_dual(Xs, ys, RBFKernel(0.5), C=1.0))
+
+
+def test_iteration_cap_warns_once_and_leaves_a_feasible_point():
+    dual = factor_dual("fs_multi", alpha=300.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = cd(dual, max_iter=1)
+    assert sol.status == "max_iter"
+    assert [w.category for w in caught] == [ConvergenceWarning]
+    assert dual.kkt_violation(sol.lam)["equality"] <= 1e-9
+    assert sol.objective == pytest.approx(dual.objective(sol.lam), rel=1e-12)
+
+
+def test_an_unreachable_tolerance_returns_with_one_warning():
+    dual = factor_dual("fs_single", alpha=3.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = cd(dual, kkt_tol=1e-300)
+    assert len(caught) <= 1 and all(w.category is ConvergenceWarning for w in caught)
+    assert sol.objective == pytest.approx(cd(dual).objective, rel=1e-9)
+
+
+def test_estimators_run_cd_on_sparse_text_like_data():
+    rng = np.random.default_rng(0)
+    X = sp.random(300, 2000, density=0.01, random_state=1, format="csr")
+    w = np.zeros(2000)
+    w[:20] = 3.0
+    y = np.where(X @ w + 0.05 * rng.normal(size=300) > np.median(X @ w), 1, 0)
+    a = MEDClassifier(selection="features", alpha=10.0, method="cd").fit(X, y)
+    b = MEDClassifier(selection="features", alpha=10.0, method="newton").fit(X, y)
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-6)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-3)
+
+
+def test_inputs_are_left_alone():
+    dual = factor_dual("pooling")
+    before = {k: np.copy(getattr(dual, k)) for k in ("c", "lo", "hi", "a")}
+    Phi = dual.Phi.toarray() if sp.issparse(dual.Phi) else dual.Phi.copy()
+    warm = np.full(dual.n, 0.5)
+    cd(dual, init=warm)
+    assert np.all(warm == 0.5)
+    for k, v in before.items():
+        np.testing.assert_array_equal(getattr(dual, k), v)
+    np.testing.assert_array_equal(dual.Phi.toarray() if sp.issparse(dual.Phi) else dual.Phi, Phi)
+
+
+def test_adaptive_pooling_with_sparse_inputs():
+    Xs, ys = make_tasks(3, 30, 8, seed=2, noise=0.4)
+    Xs = [sp.csr_matrix(np.where(np.abs(X) > 0.6, X, 0.0)) for X in Xs]
+    dual = adaptive_pooling_dual(Xs, ys, "linear", C=1.0, alpha=5.0, task_scale=3.0)
+    sol = cd(dual)
+    assert sol.objective == pytest.approx(reference_solution(dual).objective, rel=1e-6)
+    assert_kkt(dual, sol.lam)
