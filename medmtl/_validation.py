@@ -15,6 +15,7 @@ delegate to the function that owns a name (a kernel, a solver method) for its me
 from __future__ import annotations
 
 import numbers
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -49,12 +50,34 @@ def check_scalar_nonnegative(value, name, allow_inf=False):
     return value
 
 
-def check_matrix(X, name="X", accept_sparse=True, dtype=np.float64):
-    """Return a 2-D float array (or CSR matrix) of finite values.
+def canonical_sparse(X):
+    """``X`` in canonical CSR form (sorted indices, no duplicate entries); a copy if it was not.
+
+    A CSR matrix may hold several entries for one position, which all count (their sum is
+    the value) and may list a row's entries in any order. Code that reads ``X.data`` row by
+    row (norms, products of one row) needs the canonical form, so every learner takes it
+    at its boundary. The caller's matrix is never changed.
+
+    >>> X = sp.csr_matrix((np.array([1.0, 2.0]), np.array([0, 0]), np.array([0, 2])), shape=(1, 2))
+    >>> Y = canonical_sparse(X)
+    >>> Y.data.tolist(), X.nnz
+    ([3.0], 2)
+    """
+    X = X if sp.issparse(X) and X.format == "csr" else sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def check_matrix(X, name="X", accept_sparse=True, dtype=np.float64, min_rows=1):
+    """Return a 2-D float array (or canonical CSR matrix) of finite values.
 
     Dense input is copied only when a conversion is needed: the result may be the caller's
     own array, so callers must not write into it (and must copy what they keep). Sparse
-    input stays sparse (CSR).
+    input stays sparse, in canonical CSR form (:func:`canonical_sparse`). Complex numbers
+    and values that are not numbers are errors, never silently converted. Fewer than
+    ``min_rows`` rows is an error.
 
     >>> check_matrix([[1, 2], [3, 4]]).dtype
     dtype('float64')
@@ -62,16 +85,27 @@ def check_matrix(X, name="X", accept_sparse=True, dtype=np.float64):
     if sp.issparse(X):
         if not accept_sparse:
             raise TypeError(f"{name} must be a dense array; got a scipy.sparse matrix")
-        X = sp.csr_matrix(X, dtype=dtype)
+        if X.dtype.kind == "c":
+            raise ValueError(f"{name} holds complex numbers; need real ones")
+        X = canonical_sparse(sp.csr_matrix(X, dtype=dtype))
         if not np.all(np.isfinite(X.data)):
             raise ValueError(f"{name} contains NaN or infinite values")
     else:
-        X = np.asarray(X, dtype=dtype)
+        try:
+            A = np.asarray(X)
+        except ValueError as err:  # nested lists of unequal lengths
+            raise ValueError(f"{name} must be a 2-D array of numbers with rows of equal length ({err})") from None
+        if A.dtype.kind == "c":
+            raise ValueError(f"{name} holds complex numbers; need real ones")
+        try:
+            X = A.astype(dtype, copy=False)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{name} must hold real numbers; got dtype {A.dtype} ({err})") from None
         if X.ndim != 2:
             raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {X.shape}")
         if not np.all(np.isfinite(X)):
             raise ValueError(f"{name} contains NaN or infinite values")
-    if X.shape[0] == 0:
+    if X.shape[0] < min_rows:
         raise ValueError(f"{name} has no rows")
     return X
 
@@ -122,10 +156,11 @@ def check_two_classes(y, name="y", task=None):
     classes = np.unique(np.asarray(y))
     where = f" (task {task})" if task is not None else ""
     if classes.size == 1:
-        raise ValueError(f"{name}{where} has only one class ({classes[0]!r}); need two")
+        raise ValueError(f"{name}{where} has only one class ({classes.tolist()[0]!r}); need two")
     if classes.size != 2:
         raise ValueError(f"Only binary classification is supported: {name}{where} must have exactly two "
-                         f"classes; found {classes.size}: {classes[:6]!r}. Fit one model per pair or per class")
+                         f"classes; found {classes.size}: {classes.tolist()[:6]!r}. Fit one model per pair or "
+                         "per class")
     return classes
 
 
@@ -138,10 +173,11 @@ def check_binary_labels(y, n_samples, name="y", task=None):
     >>> classes.tolist(), signs.tolist()
     (['a', 'b'], [1.0, -1.0, 1.0])
     """
+    label = name if task is None else f"{name}[{task}]"
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n_samples:
-        label = name if task is None else f"{name}[{task}]"
         raise ValueError(f"{label} must be 1-D with {n_samples} labels; got shape {y.shape}")
+    check_labels(y, n_samples, label)
     check_classification_targets(y)
     classes = check_two_classes(y, name=name, task=task)
     return classes, np.where(y == classes[1], 1.0, -1.0)
@@ -184,6 +220,148 @@ def check_task_lists(Xs, ys=None, n_features=None, n_tasks=None, name_X="Xs", na
     if n_features is not None and D != n_features:
         raise ValueError(f"X has {D} features, but the model was fitted with {n_features} features")
     return Xs
+
+
+def is_task_list(X):
+    """Whether ``X`` is the per-task list form: a list or tuple of matrices, not of rows.
+
+    >>> is_task_list([np.ones((2, 3)), np.ones((1, 3))]), is_task_list([[1.0, 2.0], [3.0, 4.0]])
+    (True, False)
+    """
+    if not isinstance(X, (list, tuple)):
+        return False
+    if len(X) == 0 or sp.issparse(X[0]):
+        return True
+    try:
+        return np.ndim(X[0]) >= 2
+    except ValueError:  # a nested list of unequal rows: one task's matrix, badly formed
+        return True
+
+
+def refuse_task_lists_from_sklearn(owner, method, advice):
+    """Raise if scikit-learn handed ``owner.method`` the per-task list form.
+
+    scikit-learn's splitters and model selection index a list as samples: given per-task
+    lists they fit on some tasks and score on others, and the numbers look plausible. Who
+    passed the list is the first caller outside medmtl.
+
+    Parameters
+    ----------
+    owner, method : str
+        Named in the message.
+    advice : str
+        What to do instead.
+
+    Raises
+    ------
+    TypeError
+        When the first caller outside medmtl is a scikit-learn module (other than its
+        parallel helper, which only runs a function it is given).
+    """
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "medmtl":
+        frame = frame.f_back
+    module = "" if frame is None else str(frame.f_globals.get("__name__", ""))
+    if module.startswith("sklearn.") and module != "sklearn.utils.parallel":
+        raise TypeError(f"{owner}.{method} got per-task lists from scikit-learn ({module}), which indexes a list "
+                        f"as samples: its splitters would split the tasks, not each task's examples. {advice}")
+
+
+def check_labels(labels, n_samples, name):
+    """A 1-D array of ``n_samples`` labels with nothing missing (no NaN, infinity or None).
+
+    >>> check_labels(["a", "b"], 2, "y").tolist()
+    ['a', 'b']
+    """
+    try:
+        labels = np.asarray(labels)
+    except ValueError as err:
+        raise ValueError(f"{name} must be a 1-D array of labels ({err})") from None
+    if labels.ndim != 1 or labels.shape[0] != n_samples:
+        raise ValueError(f"{name} must be 1-D with {n_samples} labels, one per row of X; "
+                         f"got shape {labels.shape}")
+    if labels.dtype.kind == "c":
+        raise ValueError(f"{name} holds complex numbers; use integers or strings as labels")
+    missing = (~np.isfinite(labels) if labels.dtype.kind == "f" else
+               [v is None or (isinstance(v, numbers.Real) and not np.isfinite(v)) for v in labels]
+               if labels.dtype.kind == "O" else [])
+    if np.any(missing):
+        raise ValueError(f"{name} contains NaN, infinite or missing labels")
+    return labels
+
+
+def check_tasks(tasks, n_samples, name="tasks"):
+    """The distinct task labels of the rows of a stacked ``X``, and each task's rows.
+
+    Parameters
+    ----------
+    tasks : array-like of shape (n_samples,) or None
+        The task of each row: integers or strings. ``None``: all rows are one task.
+    n_samples : int
+
+    Returns
+    -------
+    labels : ndarray of shape (n_tasks,)
+        The sorted distinct labels (``[0]`` for ``tasks=None``).
+    rows : list of ndarray of int
+        ``rows[m]``: the rows of task ``labels[m]``, in the order given.
+
+    Examples
+    --------
+    >>> labels, rows = check_tasks(["b", "a", "b"], 3)
+    >>> labels.tolist(), [r.tolist() for r in rows]
+    (['a', 'b'], [[1], [0, 2]])
+    """
+    if tasks is None:
+        return np.array([0]), [np.arange(n_samples)]
+    tasks = check_labels(tasks, n_samples, name)
+    try:
+        labels, index = np.unique(tasks, return_inverse=True)
+    except TypeError as err:
+        raise ValueError(f"{name} must be labels of one kind (all numbers or all strings); {err}") from None
+    return labels, [np.flatnonzero(index == m) for m in range(labels.size)]
+
+
+def rows_of_tasks(fitted, tasks, n_samples, owner, name="tasks"):
+    """Each fitted task's rows of a stacked ``X`` at prediction (empty for absent tasks).
+
+    Parameters
+    ----------
+    fitted : ndarray of shape (n_tasks,)
+        The task labels of the fitted model, sorted.
+    tasks : array-like of shape (n_samples,) or None
+        The task of each row; ``None`` only for a model of one task.
+    n_samples : int
+    owner : str
+        The estimator, named in messages.
+
+    Returns
+    -------
+    list of ndarray of int, one per fitted task
+
+    Examples
+    --------
+    >>> [r.tolist() for r in rows_of_tasks(np.array([3, 7]), [7, 7, 3], 3, "M")]
+    [[2], [0, 1]]
+    """
+    if tasks is None:
+        if fitted.size != 1:
+            raise ValueError(f"{owner} was fitted on {fitted.size} tasks: give the task of each row of X "
+                             f"({name}=...), with scikit-learn's metadata routing enabled inside its tools")
+        return [np.arange(n_samples)]
+    tasks = check_labels(tasks, n_samples, name)
+    lookup = {label: m for m, label in enumerate(fitted.tolist())}
+    try:
+        distinct, index = np.unique(tasks, return_inverse=True)
+    except TypeError as err:
+        raise ValueError(f"{name} must be labels of one kind (all numbers or all strings); {err}") from None
+    positions = [lookup.get(label, -1) for label in distinct.tolist()]
+    unknown = [label for label, m in zip(distinct.tolist(), positions) if m < 0]
+    if unknown:
+        raise ValueError(f"{name} holds tasks {unknown[:5]} that {owner} was not fitted on; "
+                         f"its tasks are {fitted.tolist()[:10]}")
+    task_of_row = np.asarray(positions)[index]
+    return [np.flatnonzero(task_of_row == m) for m in range(fitted.size)]
 
 
 # ---------------------------------------------------------------------------------------

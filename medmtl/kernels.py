@@ -21,6 +21,7 @@ __all__ = [
     "LinearKernel",
     "PolynomialKernel",
     "RBFKernel",
+    "SigmoidKernel",
     "PerFeatureKernel",
     "ScaledKernel",
     "CallableKernel",
@@ -229,6 +230,38 @@ class RBFKernel(Kernel):
         return np.ones(X.shape[0])
 
 
+class SigmoidKernel(Kernel):
+    """``k(a, b) = tanh(gamma <a, b> + coef0)``, libsvm's sigmoid kernel.
+
+    Not positive semi-definite in general: the MED duals check its Gram matrices, and
+    accept it only where they are.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+    coef0 : float, default=0.0
+
+    Examples
+    --------
+    >>> SigmoidKernel(gamma=0.5)(np.array([[1.0, 1.0]]), np.array([[1.0, 0.0]]))
+    array([[0.46211716]])
+    """
+
+    def __init__(self, gamma=1.0, coef0=0.0):
+        if not np.isfinite(gamma) or gamma <= 0:
+            raise ValueError(f"gamma must be > 0, got {gamma!r}")
+        if not np.isfinite(coef0):
+            raise ValueError(f"coef0 must be finite, got {coef0!r}")
+        self.gamma, self.coef0 = float(gamma), float(coef0)
+        self.name = f"sigmoid{self.gamma:g}"
+
+    def __call__(self, A, B):
+        return np.tanh(self.gamma * _dot(A, B) + self.coef0)
+
+    def diag(self, X):
+        return np.tanh(self.gamma * _row_sq_norms(X) + self.coef0)
+
+
 class PerFeatureKernel(Kernel):
     """``k_d(a, b) = a[d] b[d]``: one feature's linear kernel (feature selection as kernels).
 
@@ -341,6 +374,7 @@ _NAMED = {
     "rbf": RBFKernel,
     "poly": PolynomialKernel,
     "polynomial": PolynomialKernel,
+    "sigmoid": SigmoidKernel,
 }
 
 

@@ -1,9 +1,13 @@
 """The one fit path of the MED estimators, and the two kinds of MED model they fit.
 
-Every estimator fits per-task lists ``Xs``, ``ys``; a single-task estimator is the M = 1
-case and passes ``[X]``, ``[y]``. A fit checks the hyper-parameters (one call), builds the
-dual of :mod:`medmtl.med.dual` (or re-uses the factors of the previous fit on the same
-data), solves it with :func:`medmtl.med.solvers.solve`, and keeps what prediction needs.
+Every fit ends in per-task lists ``Xs``, ``ys``. The multi-task estimators take them in two
+forms: the lists themselves, or one stacked ``X`` of shape (n_samples, n_features) with the
+task of each row in ``tasks`` (the form scikit-learn's model selection splits correctly,
+with ``tasks`` routed as metadata); a single-task estimator is the stacked form with one
+task. A fit checks the hyper-parameters (one call), checks the data and takes its own
+canonical copy, builds the dual of :mod:`medmtl.med.dual` (or re-uses the factors of the
+previous fit on the same data), solves it with :func:`medmtl.med.solvers.solve`, and keeps
+what prediction needs.
 
 Predictions use posterior means. For the switched-kernel models (SVM, feature and kernel
 selection) ``f_m(x) = sum_d s_d sum_t w_{m,t} k_d(x, x_{m,t}) + b_m``, which for linear
@@ -28,13 +32,27 @@ from .._validation import (
     Interval,
     InvalidParameterError,
     Options,
+    canonical_sparse,
     check_binary_labels,
     check_real_targets,
     check_task_lists,
+    check_tasks,
+    is_task_list,
+    refuse_task_lists_from_sklearn,
+    rows_of_tasks,
     validate_params,
 )
-from ..kernels import LinearKernel, get_kernel, get_kernels
+from ..kernels import LinearKernel
 from . import solvers as _solvers
+from ._kernel_spec import (
+    KERNEL_DOC,
+    KERNEL_PARAMETERS,
+    build_kernel,
+    check_kernel_bank,
+    check_kernel_range,
+    is_precomputed,
+    with_row_index,
+)
 from .bound import alpha_from_rho
 from .dual import adaptive_pooling_dual, feature_selection_dual, kernel_selection_dual, svm_dual
 
@@ -68,17 +86,18 @@ SOLVE_PARAMETERS = {
 }
 SOLVE_DOC = """\
     method : str, default="auto"
-        The solution method of :func:`medmtl.med.solvers.solve`: ``"auto"`` (Newton, or
-        the direct QP for a narrow quadratic dual), ``"newton"`` (projected Newton with SMO
-        subproblems), ``"bound"`` (Algorithm 1), ``"direct"`` (CVXPY, exponential cone),
-        or any registered method.
+        The solution method of :func:`medmtl.med.solvers.solve`: ``"auto"`` (``"cd"`` or
+        Newton, whichever is faster for the dual), ``"newton"`` (projected Newton with SMO
+        subproblems), ``"cd"`` (coordinate steps in feature space, for linear and feature
+        models), ``"bound"`` (Algorithm 1), ``"direct"`` (CVXPY, exponential cone), or any
+        registered method.
     solver : str, optional
         The method's inner solver: ``"SMO"`` for ``"newton"``, ``"OSQP"`` or any CVXPY QP
         solver for the QP steps of ``"bound"``, a CVXPY solver for ``"direct"``
         (``"CLARABEL"`` by default). ``None`` takes the method's default.
     max_iter : int >= 1 or None, default=1000
-        The method's iteration limit (Newton steps, Algorithm 1's bound steps, the direct
-        solver's iterations); reaching it gives a ConvergenceWarning. ``None`` leaves the
+        The method's iteration limit (Newton steps, ``"cd"``'s passes, Algorithm 1's bound
+        steps, the direct solver's iterations); reaching it gives a ConvergenceWarning. ``None`` leaves the
         method's default.
     tol : float > 0 or None, default=1e-12
         The method's stopping tolerance: ``"newton"`` and ``"bound"`` stop when an
@@ -107,12 +126,12 @@ SOLUTION_DOC = """\
 """
 
 SELECTION_PARAMETERS = {
-    "kernel": [Checked(get_kernel)],
+    **KERNEL_PARAMETERS,
     "selection": [Options(None, "features", "kernels")],
-    "kernels": [None, Checked(get_kernels)],
+    "kernels": [None, Checked(check_kernel_bank)],
 }
 POOLING_PARAMETERS = {
-    "kernel": [Checked(get_kernel)],
+    **KERNEL_PARAMETERS,
     "shared_scale": [_POSITIVE],
     "task_scale": [None, _POSITIVE],
 }
@@ -122,11 +141,12 @@ EPSILON_PARAMETER = {"epsilon": [Interval(Real, 0, None, closed="left")]}
 def shared_docs(cls):
     """Class decorator: the descriptions every MED estimator shares, into its docstring.
 
-    The docstring's lines ``{prior}``, ``{solve}`` and ``{solution}`` become
-    ``PRIOR_DOC``, ``SOLVE_DOC`` and ``SOLUTION_DOC``.
+    The docstring's lines ``{kernel}``, ``{prior}``, ``{solve}`` and ``{solution}`` become
+    ``KERNEL_DOC``, ``PRIOR_DOC``, ``SOLVE_DOC`` and ``SOLUTION_DOC``.
     """
     doc = cls.__doc__
-    for marker, text in (("prior", PRIOR_DOC), ("solve", SOLVE_DOC), ("solution", SOLUTION_DOC)):
+    for marker, text in (("kernel", KERNEL_DOC), ("prior", PRIOR_DOC), ("solve", SOLVE_DOC),
+                         ("solution", SOLUTION_DOC)):
         line = "    {" + marker + "}\n"
         if line not in doc:
             raise ValueError(f"{cls.__name__}'s docstring has no line {line.strip()}")
@@ -151,17 +171,11 @@ def _matvec(M, x):
     return np.asarray(M @ x).ravel()
 
 
-def _own_copy(X):
-    """A copy of dense or sparse ``X`` in its own memory (dense layout kept)."""
-    return X.copy() if sp.issparse(X) else np.array(X, order="K")
-
-
 def _fingerprint(arrays):
     """A digest of the data, so that a refit on the same data can re-use the dual's factors."""
     h = hashlib.sha1()
     for A in arrays:
         if sp.issparse(A):
-            A = sp.csr_matrix(A)
             parts = (A.data, A.indices, A.indptr)
             h.update(repr(("sparse", A.shape)).encode())
         else:
@@ -186,16 +200,38 @@ def _labels(classes, scores):
     return classes[(scores > 0).astype(int)]
 
 
+def _rows(X, rows):
+    """The rows ``rows`` of ``X`` (``X`` itself when they are all of its rows, in order)."""
+    if rows.size == X.shape[0] and np.array_equal(rows, np.arange(X.shape[0])):
+        return X
+    return X[rows]
+
+
+def _owned(X):
+    """A copy of dense or sparse ``X`` in its own memory (dense layout kept)."""
+    return X.copy() if sp.issparse(X) else np.array(X, order="K")
+
+
+_STACKED_ADVICE = ("Pass the stacked form instead: X of shape (n_samples, n_features) with the task of each "
+                   "row in tasks= (medmtl.model_selection.stack_tasks builds it from lists), and enable "
+                   "scikit-learn's metadata routing (sklearn.set_config(enable_metadata_routing=True)) so "
+                   "that its tools pass tasks on.")
+
+
 class MEDEstimator(BaseEstimator):
     """Base of the MED estimators: the one fit path over per-task lists.
 
-    A subclass sets ``_regression`` and ``_parameter_constraints``; its public ``fit``
-    checks the parameters with :meth:`_validate_params`, checks and encodes the data, then
-    calls :meth:`_fit_tasks`. It mixes in a model (:class:`SwitchedKernelModel` or
-    :class:`PoolingModel`), which says what the dual's factors depend on besides the data
-    (``_dual_key``), whether it predicts by ``coef_`` alone (``_is_linear``), and how to
-    build the dual (``_build_dual``), keep the fit (``_store_model``) and score a task
+    A subclass sets ``_parameter_constraints`` and mixes in a kind of targets
+    (:class:`BinaryTargets` or :class:`RealTargets`: how targets are checked, encoded and
+    decoded) and a model (:class:`SwitchedKernelModel` or :class:`PoolingModel`), which
+    says which kernels it uses (``_kernels``), what the dual's factors depend on besides the
+    data (``_dual_key``), whether it predicts by ``coef_`` alone (``_is_linear``), and how
+    to build the dual (``_build_dual``), keep the fit (``_store_model``) and score a task
     from kept training inputs (``_kernel_scores``).
+
+    Both input forms end in :meth:`_fit_tasks`: :meth:`_fit_stacked` (one ``X``, the task
+    of each row in ``tasks``; a single-task estimator has one task) and, for the multi-task
+    estimators, :meth:`MultiTaskAPI.fit` on per-task lists.
     """
 
     _regression = False
@@ -203,6 +239,7 @@ class MEDEstimator(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.input_tags.pairwise = is_precomputed(self.kernel)
         return tags
 
     def __getstate__(self):
@@ -230,8 +267,49 @@ class MEDEstimator(BaseEstimator):
     def _check_model_params(params, owner):
         """Rules that tie parameters together (a model adds its own)."""
 
+    # -- the stacked form ----------------------------------------------------------------
+    def _fit_stacked(self, X, y, tasks=None):
+        """Fit on one ``X`` with the task of each row in ``tasks`` (``None``: one task).
+
+        Returns the sorted task labels.
+        """
+        params = self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=self._regression)
+        if sp.issparse(X):
+            X = canonical_sparse(X)
+        labels, rows = check_tasks(tasks, X.shape[0])
+        targets = self._encode_stacked(y, rows, labels)
+        if is_precomputed(params["kernel"]):
+            if X.shape[0] != X.shape[1]:
+                raise ValueError(f"kernel='precomputed' needs the square Gram matrix of the training examples; "
+                                 f"X has shape {X.shape}")
+            X = with_row_index(X, np.arange(X.shape[0]))
+        self._fit_tasks(params, [_rows(X, r) for r in rows], targets)
+        return labels
+
+    def _stacked_rows(self, X, tasks):
+        """Checked prediction inputs ``X`` and each fitted task's rows of it."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        if sp.issparse(X):
+            X = canonical_sparse(X)
+        return X, rows_of_tasks(self._task_labels, tasks, X.shape[0], type(self).__name__)
+
+    def _stacked_scores(self, X, rows):
+        """Decision values of the rows of ``X``, each by its task's model, shape (n_samples,)."""
+        f = np.empty(X.shape[0])
+        for m, r in enumerate(rows):
+            if r.size:
+                f[r] = self._task_scores(_rows(X, r), m)
+        return f
+
+    # -- one fit for both forms ----------------------------------------------------------
     def _fit_tasks(self, params, Xs, targets):
         """Fit on checked per-task inputs ``Xs`` and encoded targets (+-1 labels or reals)."""
+        if not is_precomputed(params["kernel"]):
+            check_kernel_range(Xs, None)
+        params = self._with_kernels(params, Xs)
+        check_kernel_range(Xs, self._kernels(params))
         dual, Xs = self._dual(params, Xs, targets)
         self._solve(dual)
         weights = [_example_weights(self._lam[g], t, self._regression) for g, t in zip(dual.groups, targets)]
@@ -241,21 +319,30 @@ class MEDEstimator(BaseEstimator):
         else:
             self.dual_coef_ = self._lam.copy()
 
+    @staticmethod
+    def _with_kernels(params, Xs):
+        """``params`` with ``kernel`` (and ``kernels``) built for the training inputs ``Xs``."""
+        params = dict(params)
+        params["kernel"] = build_kernel(params["kernel"], params, Xs)
+        if params.get("kernels") is not None:
+            params["kernels"] = [build_kernel(k, params, Xs) for k in params["kernels"]]
+        return params
+
     def _dual(self, params, Xs, targets):
         """The dual for this data, re-using the factors of the previous fit on the same data.
 
         Only C and alpha change along a regularisation path; the factors and kernel terms
         (feature columns, kernel rows, and whatever the solvers derive from them: per-task
         Gram blocks, kernel diagonals) depend on the data, the kernels and epsilon alone.
-        A model that predicts from its training inputs gets copies of them, made once with
-        the factors: nothing the caller does to ``Xs`` later changes the fitted model.
+        The dual and the model are built on copies of the inputs, made once with the
+        factors: nothing the caller does to ``Xs`` later changes the fitted model (nor a
+        later fit that finds the factors in the cache).
 
         Returns
         -------
         dual : MEDDual
         Xs : list
-            The inputs the model may keep: the caller's for a linear model (which keeps
-            only ``coef_``), else the copies.
+            The copies.
         """
         key = self._dual_key(params) + (_fingerprint(list(Xs) + list(targets)),)
         cache = getattr(self, "_dual_cache", None)
@@ -264,10 +351,10 @@ class MEDEstimator(BaseEstimator):
             # a dual without switched terms keeps its alpha of 0
             dual = dual.replace(C=params["C"], alpha=params["alpha"] if dual.n_terms else None)
         else:
-            copies = None if self._is_linear(params) else [_own_copy(X) for X in Xs]
-            dual = self._build_dual(params, Xs if copies is None else copies, targets)
+            copies = [_owned(X) for X in Xs]
+            dual = self._build_dual(params, copies, targets)
             self._dual_cache = (key, dual, copies)
-        return dual, Xs if copies is None else copies
+        return dual, copies
 
     def _solve(self, dual):
         """Solve ``dual`` (warm-started if asked) and record the solution's attributes."""
@@ -285,127 +372,274 @@ class MEDEstimator(BaseEstimator):
         self.n_iter_ = int(sol.n_iter)
         self.solver_status_ = sol.status
 
-    def _single_task_scores(self, X):
-        """Decision values of a single-task model for ``X``, shape (n_samples,)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return self._scores([X])[0]
+    def _task_scores(self, X, m):
+        """Decision values of task ``m``'s model for ``X``, shape (n_samples,).
 
-    def _scores(self, Xs):
-        """Per-task decision values, a list of arrays of shape (n_m,)."""
+        Values that overflow the float range are an error: the inputs are too large for
+        the kernel, and NaN would pass for a prediction.
+        """
         if self.coef_ is not None:
-            return [_matvec(X, w) + b for X, w, b in zip(Xs, self.coef_, self.intercept_)]
-        return [self._kernel_scores(X, m) + self.intercept_[m] for m, X in enumerate(Xs)]
+            f = _matvec(X, self.coef_[m]) + self.intercept_[m]
+        else:
+            f = self._kernel_scores(X, m) + self.intercept_[m]
+        if not np.all(np.isfinite(f)):
+            values = X.data if sp.issparse(X) else X
+            raise ValueError(f"{type(self).__name__}: decision values overflow the float range for "
+                             f"{int(np.sum(~np.isfinite(f)))} of {f.size} rows: inputs with entries up to "
+                             f"|x| = {np.abs(values).max():.3g} are too large for the model. Rescale X as the "
+                             "training inputs were")
+        return f
 
 
-class MultiTaskMEDEstimator(MEDEstimator):
-    """Base of the multi-task estimators: inputs and outputs are per-task lists.
+class BinaryTargets:
+    """Targets of the binary classifiers: two labels per task, encoded as -1 / +1.
 
-    A subclass says what the targets are: how ``_encode_targets`` checks and encodes them,
-    how ``_decode`` turns decision values into predictions, and ``_task_score``.
+    ``classes_`` is one array of two labels when fitted on one ``X`` (every task has both),
+    and a list of each task's two labels when fitted on per-task lists.
     """
 
-    def _check_tasks(self, Xs, ys=None):
-        """Checked per-task inputs; when fitting (``ys`` given) record their sizes."""
-        if ys is None:
-            check_is_fitted(self)
-            return check_task_lists(Xs, n_features=self.n_features_in_, n_tasks=self.n_tasks_)
-        Xs = check_task_lists(Xs, ys)
-        self.n_features_in_, self.n_tasks_ = Xs[0].shape[1], len(Xs)
-        return Xs
+    def _encode_stacked(self, y, rows, labels):
+        classes, signs = check_binary_labels(y, y.shape[0])
+        for m, r in enumerate(rows):
+            if np.unique(signs[r]).size < 2:
+                raise ValueError(f"task {labels.tolist()[m]!r} has only one class "
+                                 f"({classes.tolist()[int(signs[r[0]] > 0)]!r}); every task needs examples of both "
+                                 "classes")
+        self.classes_ = classes
+        self._task_classes = [classes] * len(rows)
+        return [signs[r] for r in rows]
 
-    def fit(self, Xs, ys):
-        """Fit on per-task inputs and targets.
+    def _encode_lists(self, Xs, ys):
+        encoded = [check_binary_labels(y, X.shape[0], name="ys", task=m) for m, (X, y) in enumerate(zip(Xs, ys))]
+        self.classes_ = self._task_classes = [classes for classes, _ in encoded]
+        return [signs for _, signs in encoded]
+
+    def _decode(self, f, m):
+        return _labels(self._task_classes[m], f)
+
+    @staticmethod
+    def _task_score(y, labels):
+        return float(np.mean(labels == y))
+
+
+class RealTargets:
+    """Targets of the regressors: real values."""
+
+    _regression = True
+
+    @staticmethod
+    def _encode_stacked(y, rows, labels):
+        y = check_real_targets(y)
+        return [y[r] for r in rows]
+
+    @staticmethod
+    def _encode_lists(Xs, ys):
+        return [check_real_targets(y, X.shape[0], name=f"ys[{m}]") for m, (X, y) in enumerate(zip(Xs, ys))]
+
+    @staticmethod
+    def _decode(f, m):
+        return f
+
+    @staticmethod
+    def _task_score(y, predictions):
+        return float(r2_score(y, predictions))
+
+
+class SingleTaskAPI:
+    """``fit`` and ``predict`` of a single-task estimator (the stacked form with one task)."""
+
+    def fit(self, X, y):
+        """Fit on one task.
 
         Parameters
         ----------
-        Xs : list of array-like or sparse matrices, each of shape (n_m, n_features)
-        ys : list of array-like, each of shape (n_m,)
-            Each task's targets: two distinct labels per task for a classifier, real
-            values for a regressor.
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or, for ``kernel="precomputed"``, the Gram matrix of shape (n_samples, n_samples).
+        y : array-like of shape (n_samples,)
+            Two distinct labels (classifier) or real targets (regressor).
 
         Returns
         -------
         self
         """
-        params = self._validate_params()
-        Xs = self._check_tasks(Xs, ys)
-        self._fit_tasks(params, Xs, self._encode_targets(Xs, ys))
+        self._task_labels = self._fit_stacked(X, y)
         return self
 
-    def decision_function(self, Xs):
-        """Per-task decision values.
+    def predict(self, X):
+        """Predicted class labels (classifier) or targets (regressor).
 
         Parameters
         ----------
-        Xs : list of array-like or sparse matrices, each of shape (n_m, n_features)
-            One entry per task, in the order of fitting.
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or, for ``kernel="precomputed"``, kernel values of shape (n_samples, n_train).
 
         Returns
         -------
-        list of ndarray, each of shape (n_m,)
+        ndarray of shape (n_samples,)
         """
-        return self._scores(self._check_tasks(Xs))
+        X, rows = self._stacked_rows(X, None)
+        return self._decode(self._stacked_scores(X, rows), 0)
 
-    def predict(self, Xs):
-        """Per-task predictions: labels for a classifier, values for a regressor.
+
+class MultiTaskAPI:
+    """``fit``, ``predict`` and ``score`` of a multi-task estimator (classifiers add
+    :class:`MultiTaskDecisionFunction`).
+
+    Each takes either form of the inputs:
+
+    * stacked: ``X`` of shape (n_samples, n_features) and ``tasks`` of shape (n_samples,),
+      the task label (an integer or a string) of each row; results are arrays over the
+      rows. ``tasks`` is requested as metadata by default, so that scikit-learn's
+      ``cross_val_score``, ``GridSearchCV`` and ``Pipeline`` pass it on (with their
+      metadata routing enabled) and split each task's examples;
+    * per-task lists ``Xs``, ``ys`` (one entry per task, in the order of fitting); results
+      are lists. scikit-learn cannot split this form, and refuses it with an error.
+    """
+
+    __metadata_request__fit = {"tasks": True}
+    __metadata_request__predict = {"tasks": True}
+    __metadata_request__score = {"tasks": True}
+
+    def _check_lists(self, method, Xs, tasks, ys=None):
+        refuse_task_lists_from_sklearn(type(self).__name__, method, _STACKED_ADVICE)
+        if tasks is not None:
+            raise ValueError("tasks= goes with one stacked X; per-task lists give each task's rows "
+                             "in their own entry")
+        if ys is None:
+            check_is_fitted(self)
+            return check_task_lists(Xs, n_features=self.n_features_in_, n_tasks=self.n_tasks_)
+        return check_task_lists(Xs, ys)
+
+    def fit(self, X, y, tasks=None):
+        """Fit on all tasks jointly.
 
         Parameters
         ----------
-        Xs : list of array-like or sparse matrices, each of shape (n_m, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features), or list
+            The inputs of all tasks stacked (for ``kernel="precomputed"``, their Gram
+            matrix, (n_samples, n_samples)); or a list with one (n_m, n_features) matrix
+            per task.
+        y : array-like of shape (n_samples,), or list
+            The targets of the rows; or a list with one (n_m,) array per task. A
+            classifier needs two labels per task.
+        tasks : array-like of shape (n_samples,), optional
+            The task of each row of a stacked ``X`` (integers or strings); ``None`` makes
+            all rows one task.
 
         Returns
         -------
-        list of ndarray, each of shape (n_m,)
+        self
         """
-        return self._decode(self.decision_function(Xs))
+        if not is_task_list(X):
+            self.tasks_ = self._task_labels = self._fit_stacked(X, y, tasks)
+            self.n_tasks_ = self.tasks_.size
+            return self
+        params = self._validate_params()
+        Xs = self._check_lists("fit", X, tasks, y)
+        self.__dict__.pop("feature_names_in_", None)
+        self.n_features_in_, self.n_tasks_ = Xs[0].shape[1], len(Xs)
+        targets = self._encode_lists(Xs, y)
+        if is_precomputed(params["kernel"]):
+            Xs = self._indexed_grams(Xs)
+        self.tasks_ = self._task_labels = np.arange(len(Xs))
+        self._fit_tasks(params, Xs, targets)
+        return self
 
-    def score(self, Xs, ys):
-        """Mean over tasks of the per-task accuracy (classifier) or R^2 (regressor).
+    @staticmethod
+    def _indexed_grams(Xs):
+        """Per-task rows of the training Gram matrix, each with its column (tasks stacked)."""
+        n = sum(X.shape[0] for X in Xs)
+        starts = np.cumsum([0] + [X.shape[0] for X in Xs])
+        for m, X in enumerate(Xs):
+            if X.shape[1] != n:
+                raise ValueError(f"kernel='precomputed': Xs[{m}] must hold the kernel values against all "
+                                 f"{n} training examples (tasks stacked); it has {X.shape[1]} columns")
+        return [with_row_index(X, np.arange(a, a + X.shape[0])) for X, a in zip(Xs, starts)]
+
+    def _values(self, method, X, tasks):
+        """Decision values: an array over the rows of a stacked ``X``, or a list over tasks."""
+        if is_task_list(X):
+            return [self._task_scores(Xm, m) for m, Xm in enumerate(self._check_lists(method, X, tasks))]
+        X, rows = self._stacked_rows(X, tasks)
+        return self._stacked_scores(X, rows)
+
+    def predict(self, X, tasks=None):
+        """Predictions (labels for a classifier, values for a regressor), each row by its task.
 
         Parameters
         ----------
-        Xs : list of array-like or sparse matrices, each of shape (n_m, n_features)
-        ys : list of array-like, each of shape (n_m,)
+        X : array-like or sparse matrix of shape (n_samples, n_features), or list
+            Stacked rows of any fitted tasks; or a list with one matrix per task, in the
+            order of fitting.
+        tasks : array-like of shape (n_samples,), optional
+            The task of each row; may be left out for a model of one task.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), or list of ndarray of shape (n_m,)
+        """
+        if is_task_list(X):
+            Xs = self._check_lists("predict", X, tasks)
+            return [self._decode(self._task_scores(Xm, m), m) for m, Xm in enumerate(Xs)]
+        X, rows = self._stacked_rows(X, tasks)
+        return self._stacked_predictions(X, rows)
+
+    def _stacked_predictions(self, X, rows):
+        f = self._stacked_scores(X, rows)
+        present = [(m, r) for m, r in enumerate(rows) if r.size]
+        parts = [self._decode(f[r], m) for m, r in present]
+        out = np.empty(X.shape[0], dtype=np.result_type(*parts) if parts else float)
+        for part, (_, r) in zip(parts, present):
+            out[r] = part
+        return out
+
+    def score(self, X, y, tasks=None):
+        """Mean over tasks of each task's accuracy (classifier) or R^2 (regressor).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features), or list
+            As :meth:`predict` takes it.
+        y : array-like of shape (n_samples,), or list
+            The true targets.
+        tasks : array-like of shape (n_samples,), optional
 
         Returns
         -------
         float
+            The unweighted mean over the tasks present in ``X``.
         """
-        return float(np.mean([self._task_score(np.asarray(y), p) for p, y in zip(self.predict(Xs), ys)]))
+        if is_task_list(X):
+            Xs = self._check_lists("score", X, tasks)
+            return float(np.mean([self._task_score(np.asarray(yt), self._decode(self._task_scores(Xm, m), m))
+                                  for m, (Xm, yt) in enumerate(zip(Xs, y))]))
+        X, rows = self._stacked_rows(X, tasks)
+        predictions = self._stacked_predictions(X, rows)
+        y = np.asarray(y)
+        return float(np.mean([self._task_score(y[r], predictions[r]) for r in rows if r.size]))
 
 
-class MultiTaskClassifier(MultiTaskMEDEstimator):
-    """Targets of the multi-task binary classifiers: two labels per task."""
+class MultiTaskDecisionFunction:
+    """``decision_function`` of the multi-task classifiers, in either form of the inputs."""
 
-    def _encode_targets(self, Xs, ys):
-        encoded = [check_binary_labels(y, X.shape[0], name="ys", task=m) for m, (X, y) in enumerate(zip(Xs, ys))]
-        self.classes_ = [classes for classes, _ in encoded]
-        return [signs for _, signs in encoded]
+    __metadata_request__decision_function = {"tasks": True}
 
-    def _decode(self, scores):
-        return [_labels(c, f) for c, f in zip(self.classes_, scores)]
+    def decision_function(self, X, tasks=None):
+        """Signed scores, each row by its task's model; positive predicts the task's second class.
 
-    @staticmethod
-    def _task_score(y, labels):
-        return np.mean(labels == y)
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features), or list
+            Stacked rows of any fitted tasks; or a list with one matrix per task, in the
+            order of fitting.
+        tasks : array-like of shape (n_samples,), optional
+            The task of each row; may be left out for a model of one task.
 
-
-class MultiTaskRegressor(MultiTaskMEDEstimator):
-    """Targets of the multi-task regressors: real values."""
-
-    _regression = True
-
-    def _encode_targets(self, Xs, ys):
-        return [check_real_targets(y, X.shape[0], name=f"ys[{m}]") for m, (X, y) in enumerate(zip(Xs, ys))]
-
-    @staticmethod
-    def _decode(scores):
-        return scores
-
-    @staticmethod
-    def _task_score(y, predictions):
-        return r2_score(y, predictions)
+        Returns
+        -------
+        ndarray of shape (n_samples,), or list of ndarray of shape (n_m,)
+        """
+        return self._values("decision_function", X, tasks)
 
 
 class SwitchedKernelModel:
@@ -417,20 +651,24 @@ class SwitchedKernelModel:
 
     @staticmethod
     def _check_model_params(params, owner):
-        if params["selection"] == "features" and not isinstance(params["kernel"], LinearKernel):
+        kernel = params["kernel"]
+        if params["selection"] == "features" and not (kernel == "linear" or isinstance(kernel, LinearKernel)):
             raise InvalidParameterError(
                 f"{owner}: selection='features' switches linear features; use kernel='linear' "
                 "(or selection='kernels' with a bank of kernels)")
         if params["selection"] == "kernels" and params["kernels"] is None:
             raise InvalidParameterError(f"{owner}: selection='kernels' needs a bank of kernels in `kernels`")
+        if params["selection"] == "kernels" and is_precomputed(kernel):
+            raise InvalidParameterError(f"{owner}: kernel='precomputed' gives the inputs as one Gram matrix, which "
+                                        "selection='kernels' cannot take; use selection=None")
 
     @staticmethod
-    def _terms(params):
+    def _kernels(params):
         """The kernels whose sum, each weighted by its switch, is the model."""
         return params["kernels"] if params["selection"] == "kernels" else [params["kernel"]]
 
     def _dual_key(self, params):
-        return (params["selection"], self._regression, params.get("epsilon", 0.0), tuple(self._terms(params)))
+        return (params["selection"], self._regression, params.get("epsilon", 0.0), tuple(self._kernels(params)))
 
     @staticmethod
     def _is_linear(params):
@@ -454,7 +692,7 @@ class SwitchedKernelModel:
         self.coef_ = None
         self._Xs_fit, self._weights = Xs, weights
         switches = self.switch_posterior_ if params["selection"] == "kernels" else [1.0]
-        self._kernel_terms = list(zip(switches, self._terms(params)))
+        self._kernel_terms = list(zip(switches, self._kernels(params)))
 
     def _kernel_scores(self, X, m):
         f = np.zeros(X.shape[0])
@@ -473,6 +711,10 @@ class PoolingModel:
     def _scales(params, n_tasks):
         task = 10.0 * n_tasks if params["task_scale"] is None else params["task_scale"]
         return params["shared_scale"], task
+
+    @staticmethod
+    def _kernels(params):
+        return [params["kernel"]]
 
     def _dual_key(self, params):
         return ("pooling", params["shared_scale"], params["task_scale"], params["kernel"])

@@ -8,28 +8,31 @@
 
 All five share one fit path (:mod:`medmtl.med._estimator_base`): a single-task estimator
 is the multi-task one with M = 1. Each declares its parameters' constraints once, in
-``_parameter_constraints``, and checks them all at the start of ``fit``.
+``_parameter_constraints``, and checks them all at the start of ``fit``. Kernels are spelt
+as :class:`sklearn.svm.SVC` spells them (``kernel="rbf", gamma="scale"``, ...), with its
+defaults. The multi-task estimators take one stacked ``X`` with the task of each row in
+``tasks`` (the form scikit-learn's model selection splits within tasks; see
+:mod:`medmtl.model_selection`), or per-task lists.
 """
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import validate_data
 
-from .._validation import check_binary_labels, check_real_targets
 from ._estimator_base import (
     EPSILON_PARAMETER,
     POOLING_PARAMETERS,
     PRIOR_PARAMETERS,
     SELECTION_PARAMETERS,
     SOLVE_PARAMETERS,
+    BinaryTargets,
     MEDEstimator,
-    MultiTaskClassifier,
-    MultiTaskRegressor,
+    MultiTaskAPI,
+    MultiTaskDecisionFunction,
     PoolingModel,
+    RealTargets,
+    SingleTaskAPI,
     SwitchedKernelModel,
-    _labels,
     shared_docs,
 )
 
@@ -42,21 +45,26 @@ __all__ = [
 ]
 
 
+def _binary_tags(tags):
+    tags.classifier_tags.multi_class = False
+    return tags
+
+
 @shared_docs
-class MEDClassifier(SwitchedKernelModel, ClassifierMixin, MEDEstimator):
+class MEDClassifier(SwitchedKernelModel, SingleTaskAPI, ClassifierMixin, BinaryTargets, MEDEstimator):
     """Binary MED classifier: SVM, feature selection or kernel selection (JMLR Sections 5-7).
 
     Parameters
     ----------
-    kernel : str, Kernel or callable, default="linear"
-        Kernel of the MED SVM (``selection=None``): ``"linear"``, ``"rbf"``, ``"poly"``, a
-        :class:`~medmtl.kernels.Kernel` or a callable ``k(A, B)``. Must be linear for
-        ``selection="features"``; unused for ``selection="kernels"``.
+    {kernel}
     selection : {None, "features", "kernels"}, default=None
-        ``None``: the MED SVM (equal to the SVM dual); ``"features"``: one switch per
-        feature; ``"kernels"``: one switch per kernel of ``kernels``.
+        ``None``: the MED SVM with ``kernel`` (equal to the SVM dual); ``"features"``: one
+        switch per feature (``kernel`` must be ``"linear"``); ``"kernels"``: one switch per
+        kernel of ``kernels`` (``kernel`` unused).
     kernels : list of kernels, optional
-        The bank for ``selection="kernels"`` (see :mod:`medmtl.kernels`).
+        The bank for ``selection="kernels"``: names spelt as for ``kernel`` (built with the
+        same ``degree``, ``gamma``, ``coef0``), Kernel objects (see :mod:`medmtl.kernels`)
+        or callables.
     {prior}
     {solve}
 
@@ -84,14 +92,25 @@ class MEDClassifier(SwitchedKernelModel, ClassifierMixin, MEDEstimator):
     ['b', 'a']
     >>> bool(clf.switch_posterior_[0] > clf.switch_posterior_[1])
     True
+
+    With SVC's spelling and defaults the MED SVM is SVC:
+
+    >>> from sklearn.svm import SVC
+    >>> med = MEDClassifier(kernel="rbf", C=10.0).fit(X, y)
+    >>> svc = SVC(kernel="rbf", C=10.0, tol=1e-10).fit(X, y)
+    >>> bool(np.allclose(med.decision_function(X), svc.decision_function(X), atol=1e-6))
+    True
     """
 
     _parameter_constraints = {**SELECTION_PARAMETERS, **PRIOR_PARAMETERS, **SOLVE_PARAMETERS}
 
-    def __init__(self, kernel="linear", selection=None, kernels=None, alpha=None, rho=None, C=1.0,
-                 method="auto", solver=None, max_iter=1000, tol=1e-12, solver_options=None,
-                 warm_start=False):
+    def __init__(self, kernel="linear", degree=3, gamma="scale", coef0=0.0, selection=None, kernels=None,
+                 alpha=None, rho=None, C=1.0, method="auto", solver=None, max_iter=1000, tol=1e-12,
+                 solver_options=None, warm_start=False):
         self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
         self.selection = selection
         self.kernels = kernels
         self.alpha = alpha
@@ -105,28 +124,7 @@ class MEDClassifier(SwitchedKernelModel, ClassifierMixin, MEDEstimator):
         self.warm_start = warm_start
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
-    def fit(self, X, y):
-        """Fit on one task.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Two distinct labels.
-
-        Returns
-        -------
-        self
-        """
-        params = self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        self.classes_, signs = check_binary_labels(y, X.shape[0])
-        self._fit_tasks(params, [X], [signs])
-        return self
+        return _binary_tags(super().__sklearn_tags__())
 
     def decision_function(self, X):
         """Signed scores; positive predicts ``classes_[1]``.
@@ -134,30 +132,18 @@ class MEDClassifier(SwitchedKernelModel, ClassifierMixin, MEDEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or, for ``kernel="precomputed"``, kernel values of shape (n_samples, n_train).
 
         Returns
         -------
         ndarray of shape (n_samples,)
         """
-        return self._single_task_scores(X)
-
-    def predict(self, X):
-        """Predicted class labels.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        scores = self.decision_function(X)
-        return _labels(self.classes_, scores)
+        X, rows = self._stacked_rows(X, None)
+        return self._stacked_scores(X, rows)
 
 
 @shared_docs
-class MEDRegressor(SwitchedKernelModel, RegressorMixin, MEDEstimator):
+class MEDRegressor(SwitchedKernelModel, SingleTaskAPI, RegressorMixin, RealTargets, MEDEstimator):
     """MED epsilon-insensitive regression: SVR, feature or kernel selection (JMLR Section 9).
 
     The dual has two multipliers per example, ``lam`` and ``lam*``, and the prediction is
@@ -165,15 +151,13 @@ class MEDRegressor(SwitchedKernelModel, RegressorMixin, MEDEstimator):
 
     Parameters
     ----------
-    kernel : str, Kernel or callable, default="linear"
-        Kernel of the MED SVR (``selection=None``): ``"linear"``, ``"rbf"``, ``"poly"``, a
-        :class:`~medmtl.kernels.Kernel` or a callable ``k(A, B)``. Must be linear for
-        ``selection="features"``; unused for ``selection="kernels"``.
+    {kernel}
     selection : {None, "features", "kernels"}, default=None
-        ``None``: the MED SVR (equal to the SVR dual); ``"features"``: one switch per
-        feature; ``"kernels"``: one switch per kernel of ``kernels``.
+        ``None``: the MED SVR with ``kernel`` (equal to the SVR dual); ``"features"``: one
+        switch per feature (``kernel`` must be ``"linear"``); ``"kernels"``: one switch per
+        kernel of ``kernels``.
     kernels : list of kernels, optional
-        The bank for ``selection="kernels"`` (see :mod:`medmtl.kernels`).
+        The bank for ``selection="kernels"``, as :class:`MEDClassifier` takes it.
     {prior}
     epsilon : float >= 0, default=0.1
         Half-width of the insensitive tube.
@@ -200,13 +184,15 @@ class MEDRegressor(SwitchedKernelModel, RegressorMixin, MEDEstimator):
     True
     """
 
-    _regression = True
     _parameter_constraints = {**SELECTION_PARAMETERS, **PRIOR_PARAMETERS, **EPSILON_PARAMETER, **SOLVE_PARAMETERS}
 
-    def __init__(self, kernel="linear", selection=None, kernels=None, alpha=None, rho=None, C=1.0,
-                 epsilon=0.1, method="auto", solver=None, max_iter=1000, tol=1e-12,
-                 solver_options=None, warm_start=False):
+    def __init__(self, kernel="linear", degree=3, gamma="scale", coef0=0.0, selection=None, kernels=None,
+                 alpha=None, rho=None, C=1.0, epsilon=0.1, method="auto", solver=None, max_iter=1000,
+                 tol=1e-12, solver_options=None, warm_start=False):
         self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
         self.selection = selection
         self.kernels = kernels
         self.alpha = alpha
@@ -220,63 +206,38 @@ class MEDRegressor(SwitchedKernelModel, RegressorMixin, MEDEstimator):
         self.solver_options = solver_options
         self.warm_start = warm_start
 
-    def fit(self, X, y):
-        """Fit on one task.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Real targets.
-
-        Returns
-        -------
-        self
-        """
-        params = self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
-        self._fit_tasks(params, [X], [check_real_targets(y, X.shape[0])])
-        return self
-
-    def predict(self, X):
-        """Predicted targets.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        return self._single_task_scores(X)
-
 
 @shared_docs
-class MultiTaskMEDClassifier(SwitchedKernelModel, MultiTaskClassifier):
+class MultiTaskMEDClassifier(SwitchedKernelModel, MultiTaskAPI, MultiTaskDecisionFunction, ClassifierMixin,
+                             BinaryTargets, MEDEstimator):
     """Multi-task ("meta") MED feature or kernel selection for M binary tasks (JMLR Sections 6-7).
 
     One switch vector is shared by all tasks; each task keeps its own weights and bias.
+    The data come stacked, ``fit(X, y, tasks=...)`` (the form scikit-learn's
+    ``cross_val_score``, ``GridSearchCV`` and ``Pipeline`` split within tasks), or as
+    per-task lists, ``fit(Xs, ys)``; see :class:`~medmtl.med._estimator_base.MultiTaskAPI`.
 
     Parameters
     ----------
     selection : {"features", "kernels", None}, default="features"
-        ``"features"``: one switch per feature; ``"kernels"``: one switch per kernel of
-        ``kernels``; ``None``: M independent MED SVMs with ``kernel`` (a baseline).
+        ``"features"``: one switch per feature (``kernel`` must be ``"linear"``);
+        ``"kernels"``: one switch per kernel of ``kernels``; ``None``: M independent MED
+        SVMs with ``kernel`` (a baseline).
     kernels : list of kernels, optional
-        The bank for ``selection="kernels"`` (see :mod:`medmtl.kernels`).
-    kernel : str, Kernel or callable, default="linear"
-        Kernel of the independent SVMs (``selection=None``); must be linear for
-        ``selection="features"``.
+        The bank for ``selection="kernels"``, as :class:`MEDClassifier` takes it.
+    {kernel}
     {prior}
     {solve}
 
     Attributes
     ----------
-    classes_ : list of ndarray of shape (2,)
-        Per task; ``classes_[m][1]`` is the positive class.
+    classes_ : ndarray of shape (2,), or list of ndarray of shape (2,)
+        The two labels of every task (stacked form), or each task's two labels (per-task
+        lists); the second is the positive class.
+    tasks_ : ndarray of shape (n_tasks,)
+        The task labels in the order of the per-task attributes (``0 .. M-1`` for lists).
     dual_coef_ : ndarray of shape (n_total,)
-        The multipliers of all tasks, stacked in the order given.
+        The multipliers of all tasks, stacked in the order of ``tasks_``.
     intercept_ : ndarray of shape (n_tasks,)
     switch_posterior_ : ndarray of shape (n_switches,)
         Posterior mean of each shared switch (empty for ``selection=None``).
@@ -297,16 +258,26 @@ class MultiTaskMEDClassifier(SwitchedKernelModel, MultiTaskClassifier):
     [1.0, 1.0]
     >>> int(np.argmax(clf.switch_posterior_))
     0
+
+    The same data stacked, with the task of each row:
+
+    >>> X, y, tasks = np.vstack(Xs), np.concatenate(ys), np.repeat(["a", "b"], 20)
+    >>> stacked = MultiTaskMEDClassifier(alpha=1.0, C=10.0).fit(X, y, tasks=tasks)
+    >>> bool(np.array_equal(stacked.decision_function(X, tasks=tasks), np.concatenate(clf.decision_function(Xs))))
+    True
     """
 
     _parameter_constraints = {**SELECTION_PARAMETERS, **PRIOR_PARAMETERS, **SOLVE_PARAMETERS}
 
-    def __init__(self, selection="features", kernels=None, kernel="linear", alpha=None, rho=None,
-                 C=1.0, method="auto", solver=None, max_iter=1000, tol=1e-12,
+    def __init__(self, selection="features", kernels=None, kernel="linear", degree=3, gamma="scale", coef0=0.0,
+                 alpha=None, rho=None, C=1.0, method="auto", solver=None, max_iter=1000, tol=1e-12,
                  solver_options=None, warm_start=False):
         self.selection = selection
         self.kernels = kernels
         self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
         self.alpha = alpha
         self.rho = rho
         self.C = C
@@ -317,23 +288,26 @@ class MultiTaskMEDClassifier(SwitchedKernelModel, MultiTaskClassifier):
         self.solver_options = solver_options
         self.warm_start = warm_start
 
+    def __sklearn_tags__(self):
+        return _binary_tags(super().__sklearn_tags__())
+
 
 @shared_docs
-class MultiTaskMEDRegressor(SwitchedKernelModel, MultiTaskRegressor):
+class MultiTaskMEDRegressor(SwitchedKernelModel, MultiTaskAPI, RegressorMixin, RealTargets, MEDEstimator):
     """Multi-task MED feature or kernel selection for epsilon-insensitive regression (JMLR Section 9).
 
     One switch vector is shared by all tasks; each task keeps its own weights and bias.
+    The data come stacked, ``fit(X, y, tasks=...)``, or as per-task lists, ``fit(Xs, ys)``.
 
     Parameters
     ----------
     selection : {"features", "kernels", None}, default="features"
-        ``"features"``: one switch per feature; ``"kernels"``: one switch per kernel of
-        ``kernels``; ``None``: M independent MED SVRs with ``kernel`` (a baseline).
+        ``"features"``: one switch per feature (``kernel`` must be ``"linear"``);
+        ``"kernels"``: one switch per kernel of ``kernels``; ``None``: M independent MED
+        SVRs with ``kernel`` (a baseline).
     kernels : list of kernels, optional
-        The bank for ``selection="kernels"`` (see :mod:`medmtl.kernels`).
-    kernel : str, Kernel or callable, default="linear"
-        Kernel of the independent SVRs (``selection=None``); must be linear for
-        ``selection="features"``.
+        The bank for ``selection="kernels"``, as :class:`MEDClassifier` takes it.
+    {kernel}
     {prior}
     epsilon : float >= 0, default=0.1
         Half-width of the insensitive tube.
@@ -341,8 +315,10 @@ class MultiTaskMEDRegressor(SwitchedKernelModel, MultiTaskRegressor):
 
     Attributes
     ----------
+    tasks_ : ndarray of shape (n_tasks,)
+        The task labels in the order of the per-task attributes (``0 .. M-1`` for lists).
     dual_coef_ : ndarray of shape (2, n_total)
-        Row 0 ``lam``, row 1 ``lam*``, tasks stacked in the order given.
+        Row 0 ``lam``, row 1 ``lam*``, tasks stacked in the order of ``tasks_``.
     intercept_ : ndarray of shape (n_tasks,)
     switch_posterior_ : ndarray of shape (n_switches,)
     coef_ : ndarray of shape (n_tasks, n_features) or None
@@ -363,12 +339,15 @@ class MultiTaskMEDRegressor(SwitchedKernelModel, MultiTaskRegressor):
 
     _parameter_constraints = {**SELECTION_PARAMETERS, **PRIOR_PARAMETERS, **EPSILON_PARAMETER, **SOLVE_PARAMETERS}
 
-    def __init__(self, selection="features", kernels=None, kernel="linear", alpha=None, rho=None,
-                 C=1.0, epsilon=0.1, method="auto", solver=None, max_iter=1000, tol=1e-12,
-                 solver_options=None, warm_start=False):
+    def __init__(self, selection="features", kernels=None, kernel="linear", degree=3, gamma="scale", coef0=0.0,
+                 alpha=None, rho=None, C=1.0, epsilon=0.1, method="auto", solver=None, max_iter=1000,
+                 tol=1e-12, solver_options=None, warm_start=False):
         self.selection = selection
         self.kernels = kernels
         self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
         self.alpha = alpha
         self.rho = rho
         self.C = C
@@ -382,18 +361,18 @@ class MultiTaskMEDRegressor(SwitchedKernelModel, MultiTaskRegressor):
 
 
 @shared_docs
-class AdaptivePoolingClassifier(PoolingModel, MultiTaskClassifier):
+class AdaptivePoolingClassifier(PoolingModel, MultiTaskAPI, MultiTaskDecisionFunction, ClassifierMixin, BinaryTargets,
+                                MEDEstimator):
     """MED adaptive pooling (JMLR Section 8): ``f_m(x) = s_m (own model) + (shared model) + b_m``.
 
     Each task's own model uses ``task_scale * k`` and the model shared by all tasks
     ``shared_scale * k``; the switch ``s_m`` decides how much task ``m`` specialises.
     ``alpha = 0`` mixes own and shared models equally; a large ``alpha`` pools all tasks.
+    The data come stacked, ``fit(X, y, tasks=...)``, or as per-task lists, ``fit(Xs, ys)``.
 
     Parameters
     ----------
-    kernel : str, Kernel or callable, default="linear"
-        The kernel ``k`` of both models: ``"linear"``, ``"rbf"``, ``"poly"``, a
-        :class:`~medmtl.kernels.Kernel` or a callable ``k(A, B)``.
+    {kernel}
     shared_scale : float > 0, default=1.0
         Scale of the shared model's kernel.
     task_scale : float > 0, optional
@@ -404,10 +383,13 @@ class AdaptivePoolingClassifier(PoolingModel, MultiTaskClassifier):
 
     Attributes
     ----------
-    classes_ : list of ndarray of shape (2,)
-        Per task; ``classes_[m][1]`` is the positive class.
+    classes_ : ndarray of shape (2,), or list of ndarray of shape (2,)
+        The two labels of every task (stacked form), or each task's two labels (per-task
+        lists); the second is the positive class.
+    tasks_ : ndarray of shape (n_tasks,)
+        The task labels in the order of the per-task attributes (``0 .. M-1`` for lists).
     dual_coef_ : ndarray of shape (n_total,)
-        The multipliers of all tasks, stacked in the order given.
+        The multipliers of all tasks, stacked in the order of ``tasks_``.
     intercept_ : ndarray of shape (n_tasks,)
     switch_posterior_ : ndarray of shape (n_tasks,)
         ``s_m``: the confidence that task ``m`` uses its own model.
@@ -432,10 +414,13 @@ class AdaptivePoolingClassifier(PoolingModel, MultiTaskClassifier):
 
     _parameter_constraints = {**POOLING_PARAMETERS, **PRIOR_PARAMETERS, **SOLVE_PARAMETERS}
 
-    def __init__(self, kernel="linear", shared_scale=1.0, task_scale=None, alpha=None, rho=None,
-                 C=1.0, method="auto", solver=None, max_iter=1000, tol=1e-12,
+    def __init__(self, kernel="linear", degree=3, gamma="scale", coef0=0.0, shared_scale=1.0, task_scale=None,
+                 alpha=None, rho=None, C=1.0, method="auto", solver=None, max_iter=1000, tol=1e-12,
                  solver_options=None, warm_start=False):
         self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
         self.shared_scale = shared_scale
         self.task_scale = task_scale
         self.alpha = alpha
@@ -447,3 +432,6 @@ class AdaptivePoolingClassifier(PoolingModel, MultiTaskClassifier):
         self.tol = tol
         self.solver_options = solver_options
         self.warm_start = warm_start
+
+    def __sklearn_tags__(self):
+        return _binary_tags(super().__sklearn_tags__())

@@ -16,25 +16,23 @@ from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted
 
-from medmtl._validation import check_scalar_positive, check_two_classes
+from medmtl._validation import check_labels, check_scalar_positive, check_two_classes
 from medmtl.nmtf.init import row_normalized
-from medmtl.nmtf.mts3flc import check_documents
+from medmtl.nmtf.mts3flc import check_documents, check_task_list
 
 __all__ = ["SingleTaskLogisticRegression", "PooledLogisticRegression"]
 
 
-def _check_lists(Xs, ys):
-    if isinstance(Xs, np.ndarray) or sp.issparse(Xs) or not hasattr(Xs, "__len__") or len(Xs) == 0:
-        raise TypeError("Xs must be a non-empty list with one (n_documents, n_words) matrix per task")
+def _check_lists(Xs, ys, owner):
+    check_task_list(Xs, "Xs", owner, "fit")
+    if len(Xs) == 0:
+        raise ValueError("Xs is empty; need at least one task")
     if ys is None or len(ys) != len(Xs):
         raise ValueError(f"Xs has {len(Xs)} tasks but ys has {None if ys is None else len(ys)}")
     out = []
     for i, (X, y) in enumerate(zip(Xs, ys)):
         X = check_documents(X, f"Xs[{i}]", out[0][0].shape[1] if out else None)
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise ValueError(f"ys[{i}] must be 1-D with {X.shape[0]} labels; got shape {y.shape}")
-        out.append((row_normalized(X, "l2"), y))
+        out.append((row_normalized(X, "l2", copy=False), check_labels(y, X.shape[0], f"ys[{i}]")))
     return out
 
 
@@ -73,7 +71,7 @@ class SingleTaskLogisticRegression(BaseEstimator):
             The fitted estimator.
         """
         check_scalar_positive(self.C, "C")
-        data = _check_lists(Xs, ys)
+        data = _check_lists(Xs, ys, type(self).__name__)
         self.models_ = []
         for i, (X, y) in enumerate(data):
             check_two_classes(y, "ys", task=i)
@@ -94,9 +92,10 @@ class SingleTaskLogisticRegression(BaseEstimator):
         list of ndarray of shape (n_i,)
         """
         check_is_fitted(self, "models_")
+        check_task_list(Xs, "Xs", type(self).__name__, "predict")
         if len(Xs) != self.n_tasks_:
             raise ValueError(f"expected {self.n_tasks_} tasks, got {len(Xs)}")
-        return [m.predict(row_normalized(check_documents(X, f"Xs[{i}]"), "l2"))
+        return [m.predict(row_normalized(check_documents(X, f"Xs[{i}]", m.n_features_in_), "l2", copy=False))
                 for i, (m, X) in enumerate(zip(self.models_, Xs))]
 
 
@@ -135,7 +134,7 @@ class PooledLogisticRegression(BaseEstimator):
             The fitted estimator.
         """
         check_scalar_positive(self.C, "C")
-        data = _check_lists(Xs, ys)
+        data = _check_lists(Xs, ys, type(self).__name__)
         y = np.concatenate([y for _, y in data])
         check_two_classes(y, "pooled ys")
         self.model_ = LogisticRegression(C=self.C, max_iter=1000).fit(
@@ -155,5 +154,7 @@ class PooledLogisticRegression(BaseEstimator):
         list of ndarray of shape (n_i,)
         """
         check_is_fitted(self, "model_")
-        return [self.model_.predict(row_normalized(check_documents(X, f"Xs[{i}]"), "l2"))
+        check_task_list(Xs, "Xs", type(self).__name__, "predict")
+        return [self.model_.predict(row_normalized(check_documents(X, f"Xs[{i}]", self.model_.n_features_in_), "l2",
+                                                   copy=False))
                 for i, X in enumerate(Xs)]

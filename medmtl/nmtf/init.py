@@ -17,14 +17,31 @@ from sklearn.preprocessing import normalize
 __all__ = ["plsa", "logistic_start", "initial_factors", "row_normalized"]
 
 _CHUNK = 1 << 12  # nonzeros per block when evaluating the model at the nonzeros (cache-sized)
+# Below this a row norm has lost precision: its square is subnormal.
+_NORMAL_NORM = np.sqrt(np.finfo(np.float64).tiny)
 
 
 def row_normalized(Xd, norm="l1", copy=True):
     """``Xd`` as CSR with rows (documents) of unit ``norm``; a copy unless ``copy=False``.
 
     ``copy=False`` is for matrices the caller created itself (it may then rescale them).
+    A row whose norm leaves the float range (entries near 1e154 square to infinity, near
+    1e-160 to subnormals) is first divided by its largest entry, so that every document
+    is normalised exactly, at any scale; other rows are normalised as they are.
+
+    >>> row_normalized(sp.csr_matrix([[3e300, 4e300], [3.0, 4.0]]), "l2").toarray().tolist()
+    [[0.6, 0.8], [0.6, 0.8]]
     """
-    return normalize(sp.csr_matrix(Xd, dtype=np.float64, copy=copy), norm=norm, copy=False)
+    Xd = sp.csr_matrix(Xd, dtype=np.float64, copy=copy)
+    if Xd.nnz:
+        magnitude = np.sqrt(np.asarray(Xd.multiply(Xd).sum(axis=1)).ravel())
+        extreme = ~np.isfinite(magnitude) | ((magnitude < _NORMAL_NORM) & (np.diff(Xd.indptr) > 0))
+        if np.any(extreme):
+            largest = np.asarray(abs(Xd).max(axis=1).toarray()).ravel()
+            rows = np.repeat(np.arange(Xd.shape[0]), np.diff(Xd.indptr))
+            scale = np.where(extreme & (largest > 0), largest, 1.0)
+            Xd.data /= scale[rows]
+    return normalize(Xd, norm=norm, copy=False)
 
 
 def plsa(Xd, n_topics, max_iter=50, random_state=None, eps=1e-300):

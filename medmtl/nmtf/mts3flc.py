@@ -22,37 +22,54 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from medmtl._validation import check_scalar_nonnegative, check_scalar_positive
+from medmtl._validation import (
+    check_labels,
+    check_matrix,
+    check_scalar_nonnegative,
+    check_scalar_positive,
+    refuse_task_lists_from_sklearn,
+)
 from medmtl.nmtf.init import initial_factors, logistic_start, plsa, row_normalized
 from medmtl.nmtf.updates import (
     EPS, data_times_labels, objective, stacked_associations, update_F, update_G_unlabeled,
     update_R, update_S,
 )
 
-__all__ = ["MTS3FLC", "S3FLC", "check_documents", "iterate"]
+__all__ = ["MTS3FLC", "S3FLC", "check_documents", "check_task_list", "iterate"]
 
 
 def check_documents(X, name, n_words=None):
-    """Return a CSR float64 matrix of nonnegative finite document weights (always a copy).
+    """Return a canonical CSR float64 matrix of nonnegative finite document weights (a copy).
 
-    Dense input is accepted (and converted); negative, NaN or infinite entries raise.
+    Dense input is accepted (and converted); negative, NaN or infinite entries, complex
+    numbers and values that are not numbers raise. Duplicate entries of a CSR matrix are
+    summed, as their matrix is their sum.
     """
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
-        values = X.data
-    else:
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"{name} must be 2-D (n_documents, n_words); got shape {X.shape}")
-        values = X
-    if not np.all(np.isfinite(values)):
+    if not sp.issparse(X):
+        X = check_matrix(X, name=name, accept_sparse=False, min_rows=0)
+    elif X.dtype.kind == "c":
+        raise ValueError(f"{name} holds complex numbers; need nonnegative real weights")
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    X.sum_duplicates()
+    if not np.all(np.isfinite(X.data)):
         raise ValueError(f"{name} contains NaN or infinite values")
-    if values.size and values.min() < 0:
-        raise ValueError(f"{name} has negative entries (min {values.min():.3g}); the word-document "
+    if X.nnz and X.data.min() < 0:
+        raise ValueError(f"{name} has negative entries (min {X.data.min():.3g}); the word-document "
                          "matrix of a tri-factorisation must be nonnegative")
     if n_words is not None and X.shape[1] != n_words:
         raise ValueError(f"{name} has {X.shape[1]} words (columns); expected {n_words}")
-    return sp.csr_matrix(X)
+    return X
+
+
+def check_task_list(Xs, name, owner, method):
+    """Raise unless ``Xs`` is a list of per-task matrices, and refuse it from scikit-learn."""
+    if not isinstance(Xs, (list, tuple)):
+        raise TypeError(f"{name} must be a list with one (n_documents, n_words) matrix per task")
+    refuse_task_lists_from_sklearn(owner, method, _TRANSDUCTIVE)
+
+
+_TRANSDUCTIVE = ("The NMTF learners are transductive and take only per-task lists: choose their settings "
+                 "with the project's own protocol (medmtl reproduce mts3flc-select).")
 
 
 def _check_int(value, name, low):
@@ -94,8 +111,7 @@ class _TriFactorization(BaseEstimator):
 
     def _validate(self, Xs_labeled, ys, Xs_unlabeled):
         self._check_params()
-        if isinstance(Xs_labeled, np.ndarray) or sp.issparse(Xs_labeled) or not hasattr(Xs_labeled, "__len__"):
-            raise TypeError("Xs_labeled must be a list with one (n_documents, n_words) matrix per task")
+        check_task_list(Xs_labeled, "Xs_labeled", type(self).__name__, "fit")
         n_tasks = len(Xs_labeled)
         if n_tasks == 0:
             raise ValueError("Xs_labeled is empty; need at least one task")
@@ -113,9 +129,7 @@ class _TriFactorization(BaseEstimator):
                 raise ValueError(f"task {i} has no labelled documents; every task needs at least one")
             xl = check_documents(Xs_labeled[i], f"Xs_labeled[{i}]", n_words)
             n_words = xl.shape[1]
-            y = np.asarray(ys[i])
-            if y.ndim != 1 or y.shape[0] != xl.shape[0]:
-                raise ValueError(f"ys[{i}] must be 1-D with {xl.shape[0]} labels; got shape {y.shape}")
+            y = check_labels(ys[i], xl.shape[0], f"ys[{i}]")
             if Xs_unlabeled[i] is None:
                 xu = sp.csr_matrix((0, n_words))
             else:
@@ -123,7 +137,10 @@ class _TriFactorization(BaseEstimator):
             XL.append(xl)
             XU.append(xu)
             Y.append(y)
-        classes = np.unique(np.concatenate(Y))
+        try:
+            classes = np.unique(np.concatenate(Y))
+        except TypeError as err:
+            raise ValueError(f"ys must hold labels of one kind (all numbers or all strings); {err}") from None
         if classes.size < 2:
             raise ValueError(f"the labelled documents hold a single class ({classes[0]!r}); need at least two")
         if self._n_shared() > self.n_topics:
@@ -221,8 +238,9 @@ class _TriFactorization(BaseEstimator):
         list of ndarray of shape (n_classes, n_i)
         """
         check_is_fitted(self, "topics_")
-        if isinstance(Xs, np.ndarray) or sp.issparse(Xs) or len(Xs) != self.n_tasks_:
-            raise ValueError(f"Xs must be a list of {self.n_tasks_} per-task matrices")
+        check_task_list(Xs, "Xs", type(self).__name__, "fold_in")
+        if len(Xs) != self.n_tasks_:
+            raise ValueError(f"Xs must be a list of {self.n_tasks_} per-task matrices; got {len(Xs)}")
         out = []
         for i, X in enumerate(Xs):
             if X is None:
@@ -265,7 +283,10 @@ class _TriFactorization(BaseEstimator):
         float
         """
         predictions = self.predict(Xs)
-        return float(np.mean([np.mean(p == np.asarray(y)) for p, y in zip(predictions, ys) if len(y)]))
+        if len(ys) != len(predictions):
+            raise ValueError(f"Xs has {len(predictions)} tasks but ys has {len(ys)}")
+        ys = [check_labels(y, p.size, f"ys[{i}]") for i, (p, y) in enumerate(zip(predictions, ys))]
+        return float(np.mean([np.mean(p == y) for p, y in zip(predictions, ys) if len(y)]))
 
 
 class MTS3FLC(_TriFactorization):

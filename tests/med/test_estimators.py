@@ -298,8 +298,11 @@ def test_bad_input_multitask():
     bad[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         AdaptivePoolingClassifier().fit([Xs[0], bad], ys)
-    with pytest.raises(TypeError, match="list"):
-        MultiTaskMEDClassifier().fit(Xs[0], ys[0])
+    # one array is the stacked form; its tasks must then match its rows
+    with pytest.raises(ValueError, match="labels, one per row of X"):
+        MultiTaskMEDClassifier().fit(Xs[0], ys[0], tasks=np.zeros(14))
+    with pytest.raises(ValueError, match="tasks= goes with one stacked X"):
+        MultiTaskMEDClassifier().fit(Xs, ys, tasks=np.zeros(30))
     est = MultiTaskMEDClassifier().fit(Xs, ys)
     with pytest.raises(ValueError, match="tasks"):
         est.predict(Xs[:1])
@@ -309,8 +312,26 @@ def test_bad_input_multitask():
         AdaptivePoolingClassifier(task_scale=0.0).fit(Xs, ys)
 
 
-@parametrize_with_checks([MEDClassifier(), MEDRegressor(),
-                          MEDClassifier(selection="features", alpha=1.0)])
+# scikit-learn's checks fit X, y without tasks: the stacked form with one task, which for the
+# multi-task estimators is the single-task estimator (one fit path)
+CHECKED = [MEDClassifier(), MEDRegressor(), MEDClassifier(selection="features", alpha=1.0),
+           MEDClassifier(kernel="rbf"), MEDRegressor(kernel="rbf"), MEDClassifier(kernel="poly", degree=2, coef0=1.0),
+           MultiTaskMEDClassifier(), MultiTaskMEDRegressor(), AdaptivePoolingClassifier(),
+           MultiTaskMEDClassifier(selection="kernels", kernels=["rbf", "linear"]),
+           MEDClassifier(kernel="precomputed")]
+# Gram matrices that are not positive semi-definite: the MED dual is a concave program and
+# refuses them (libsvm takes any matrix)
+NOT_PSD = {
+    "check_estimators_dtypes": "the float32 and integer Gram matrices it builds are indefinite by rounding",
+    "check_positive_only_tag_during_fit": "it passes a negated Gram matrix",
+}
+
+
+def not_applicable(estimator):
+    return NOT_PSD if estimator.get_params().get("kernel") == "precomputed" else {}
+
+
+@parametrize_with_checks(CHECKED, expected_failed_checks=not_applicable)
 def test_sklearn_estimator_checks(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
