@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LANDMINE_RBF_SCALES", "LANDMINE_POLY_DEGREES", "median_sq_distance", "landmine_rbf_gammas",
-           "landmine_kernel_bank", "unit_diagonal_kernels", "SumKernel"]
+__all__ = ["LANDMINE_RBF_SCALES", "LANDMINE_DEVELOPMENT_SEED", "LANDMINE_POLY_DEGREES", "median_sq_distance",
+           "landmine_rbf_gammas", "landmine_kernel_bank", "unit_diagonal_kernels", "SumKernel"]
 
 LANDMINE_RBF_SCALES = [2.0 ** p for p in range(-4, 5)]  # gamma x median squared distance
+
+# The bandwidth rule (standardised inputs, LANDMINE_RBF_SCALES over the median squared
+# distance) was chosen by comparing validation AUC on the Landmine splits of this seed, so
+# its results are not reported: the Landmine experiments refuse to run on it.
+LANDMINE_DEVELOPMENT_SEED = 1
 LANDMINE_POLY_DEGREES = [1, 2, 3, 4]
 
 

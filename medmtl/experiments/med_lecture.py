@@ -16,9 +16,11 @@ from sklearn.metrics import roc_auc_score, roc_curve
 
 from medmtl.datasets import load_housing, load_nci60, load_splice
 from medmtl.evaluation import epsilon_insensitive_loss, mean_auc
+from medmtl.experiments.leakage import guard_test_labels
 from medmtl.experiments.med_method import METHOD, fit_options, solver_settings
 from medmtl.experiments.preprocessing import minmax_scale_tasks, quadratic_expansion
 from medmtl.experiments.registry import register
+from medmtl.experiments.report import Row, fmt, readme_rows
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 from medmtl.experiments.selection import select_per_alpha, warm_path
@@ -130,8 +132,9 @@ def splice_split(setting, rep, seed=0, n_train=200, n_val=500, Cs=SPLICE_CS, rho
 
     ``n_train`` examples train, ``n_val`` validate (C is chosen per rho on validation AUC,
     warm-starting along the rho path), and all the remaining examples test. Returns the
-    test AUC per rho, the libsvm linear SVM's test AUC (C chosen the same way), and with
-    ``keep_curves`` the ROC points and the linear coefficients per rho.
+    test AUC per rho, the libsvm linear SVM's test AUC (C chosen the same way), the chosen
+    C and its validation AUC of both, and with ``keep_curves`` the ROC points and the
+    linear coefficients per rho.
     """
     from medmtl.med import MEDClassifier
 
@@ -139,7 +142,7 @@ def splice_split(setting, rep, seed=0, n_train=200, n_val=500, Cs=SPLICE_CS, rho
     ds = load_splice(window=window)
     train, val, test = ds.split(train=n_train, validation=n_val, random_state=[seed, rep])
     Xtr, Xva, Xte = (splice_features(d[0].X, window, quadratic) for d in (train, val, test))
-    ytr, yva, yte = train[0].y, val[0].y, test[0].y
+    ytr, yva, yte = train[0].y, val[0].y, guard_test_labels(test[0].y)
 
     def make(C, alpha):
         return MEDClassifier(selection="features", C=C, alpha=alpha, warm_start=True,
@@ -147,17 +150,20 @@ def splice_split(setting, rep, seed=0, n_train=200, n_val=500, Cs=SPLICE_CS, rho
 
     alphas = _alphas(rhos)
     scores, _ = warm_path(make, Cs, alphas, Xtr, ytr, lambda m: roc_auc_score(yva, m.decision_function(Xva)))
-    out = {"rhos": list(rhos), "auc": [], "chosen_C": [], "roc": [], "coef": [], "n_features": Xtr.shape[1]}
-    for (C, alpha), _ in select_per_alpha(scores, alphas):
+    out = {"rhos": list(rhos), "auc": [], "chosen_C": [], "validation_auc": [], "roc": [], "coef": [],
+           "n_features": Xtr.shape[1]}
+    for (C, alpha), v in select_per_alpha(scores, alphas):
         model = make(C, alpha).fit(Xtr, ytr)
         s = model.decision_function(Xte)
         out["auc"].append(roc_auc_score(yte, s))
         out["chosen_C"].append(C)
+        out["validation_auc"].append(v)
         if keep_curves:
             out["roc"].append(_roc_points(yte, s))
             out["coef"].append(linear_coefficients(model, Xtr.shape[1]).tolist())
-    _, out["svm_auc"], (out["svm_C"],), (s,) = independent_svm_scores(Cs, [(Xtr, ytr)], [(Xva, yva)],
-                                                                     [(Xte, yte)])
+    out["svm_validation_auc"], out["svm_auc"], (svm,), (s,) = independent_svm_scores(
+        Cs, [(Xtr, ytr)], [(Xva, yva)], [(Xte, yte)])
+    out["svm_C"] = svm["C"]
     if keep_curves:
         out["svm_roc"] = _roc_points(yte, s)
     out["n_test"] = int(len(yte))
@@ -175,7 +181,7 @@ def splice_roc(options=RunOptions()):
     # the figure draws the first repetition: only its curves are kept (4900 coefficients
     # per rho in the quadratic setting)
     cells = [{"setting": s, "rep": r, "seed": seed, "n_train": 200, "n_val": n_val, "Cs": Cs,
-              "rhos": RHOS, "method": METHOD, "keep_curves": r == 0, "v": 2}
+              "rhos": RHOS, "method": METHOD, "keep_curves": r == 0, "v": 3}
              for s in settings for r in range(reps)]
     out = run_grid(CellCall(splice_split), cells, name="splice-roc", options=options)
     measured, std, paper = {}, {}, {}
@@ -207,6 +213,9 @@ def splice_roc(options=RunOptions()):
         title="Splice: MED feature selection across rho (lecture ROC slides)",
         extra={"n_test": first["100 features"]["n_test"],
                "chosen_C": {c["setting"] + f" rep {c['rep']}": o["chosen_C"] for o, c in zip(out, cells)},
+               "selection": [{"setting": c["setting"], "rep": c["rep"],
+                              **{k: o[k] for k in ("chosen_C", "validation_auc", "svm_C", "svm_validation_auc")}}
+                             for o, c in zip(out, cells)],
                "coefficients_100_features": {_label(r): coef[k] for k, r in enumerate(RHOS)},
                "fraction_of_coefficients_below_1e-3": {
                    _label(r): float(np.mean(np.abs(coef[k]) < 1e-3)) for k, r in enumerate(RHOS)}})
@@ -274,7 +283,8 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
     monomials (104 inputs). Least squares and MED feature-selection regression at every p0
     are scored by the mean epsilon-insensitive loss on the test rows. With several ``Cs``,
     MED's C is chosen per p0 on ``n_val`` training rows held out (a warm path over p0 per
-    C) and the model is refitted on all training rows; with one C there is no selection.
+    C) and the model is refitted on all training rows; with one C there is no selection (and
+    no validation loss).
     ``n_train`` (quick mode) keeps only that many of the training rows.
     """
     ds = load_housing()
@@ -286,7 +296,8 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
     if n_train is not None:
         tr = tr[:n_train]
     Xtr, Xte = _scaled_quadratic(X, tr, te)
-    losses = [epsilon_insensitive_loss(y[te], least_squares_fit(Xtr, y[tr])(Xte), epsilon)]
+    yte = guard_test_labels(y[te])
+    losses = [epsilon_insensitive_loss(yte, least_squares_fit(Xtr, y[tr])(Xte), epsilon)]
     alphas = _alphas(rhos)
     make = _regressor_factory(epsilon, method)
     if len(Cs) > 1:
@@ -296,9 +307,10 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
         Xfit, Xval = _scaled_quadratic(X, fit_rows, val_rows)
         scores, _ = warm_path(make, Cs, alphas, Xfit, y[fit_rows],
                               lambda m: -epsilon_insensitive_loss(y[val_rows], m.predict(Xval), epsilon))
-        chosen = [C for (C, _), _ in select_per_alpha(scores, alphas)]
+        picks = select_per_alpha(scores, alphas)
+        chosen, validation = [C for (C, _), _ in picks], [-v for _, v in picks]
     else:
-        chosen = [Cs[0]] * len(alphas)
+        chosen, validation = [Cs[0]] * len(alphas), [None] * len(alphas)
     n_on = []
     model = None
     for C, alpha in zip(chosen, alphas):
@@ -306,10 +318,10 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
             model = make(C, alpha)
         model.set_params(alpha=alpha)
         model.fit(Xtr, y[tr])
-        losses.append(epsilon_insensitive_loss(y[te], model.predict(Xte), epsilon))
+        losses.append(epsilon_insensitive_loss(yte, model.predict(Xte), epsilon))
         n_on.append(int(np.sum(np.asarray(model.switch_posterior_) > 0.5)))
-    return {"loss": losses, "chosen_C": chosen, "switches_on": n_on, "n_features": Xtr.shape[1],
-            "n_train": int(len(tr))}
+    return {"loss": losses, "chosen_C": chosen, "validation_loss": validation, "switches_on": n_on,
+            "n_features": Xtr.shape[1], "n_train": int(len(tr))}
 
 
 @register("housing-regression", "Lecture table: least squares vs MED feature-selection regression, Boston housing")
@@ -321,7 +333,7 @@ def housing_regression(options=RunOptions(), *, repetitions=None):
     Cs = HOUSING_QUICK_CS if quick else HOUSING_CS
     n_train = 150 if quick else None
     cells = [{"rep": r, "seed": seed, "Cs": Cs, "rhos": RHOS, "epsilon": HOUSING_EPSILON,
-              "n_train": n_train, "method": METHOD, "v": 2} for r in range(reps)]
+              "n_train": n_train, "method": METHOD, "v": 3} for r in range(reps)]
     out = run_grid(CellCall(housing_split), cells, name="housing-regression", options=options)
     R = np.array([o["loss"] for o in out])
     key = f"mean of {reps} random splits"
@@ -344,7 +356,23 @@ def housing_regression(options=RunOptions(), *, repetitions=None):
                          for row, p, m, sd in zip(HOUSING_ROWS, HOUSING_PAPER, R.mean(0).tolist(),
                                                   R.std(0).tolist())},
                "per_split_loss": R.tolist(),
-               "chosen_C": [o["chosen_C"] for o in out], "switches_on": [o["switches_on"] for o in out]})
+               "chosen_C": [o["chosen_C"] for o in out], "switches_on": [o["switches_on"] for o in out],
+               "selection": [{"rep": c["rep"], "chosen_C": o["chosen_C"], "validation_loss": o["validation_loss"]}
+                             for o, c in zip(out, cells)]})
+
+
+@readme_rows("housing-regression")
+def _housing_readme_rows(result):
+    (key,) = result.measured
+    loss, paper = result.measured[key], result.paper[key]
+    s = result.settings
+    experiment = (f"`housing-regression` (lecture table): mean epsilon-insensitive test loss (epsilon = "
+                  f"{s['epsilon']:g}, lower is better), {s['repetitions']} random 481 / 25 splits, seed {s['seed']}")
+    p0 = " / ".join(f"{r:g}" for r in s["p0"])
+    return [Row(experiment, "least squares", "nothing to choose", fmt(loss[0], 3), fmt(paper[0], 3)),
+            Row(experiment, f"MED feature selection, p0 = {p0}",
+                "C per p0 on 96 held-out training rows (validation loss); every p0 shown",
+                " / ".join(fmt(v, 3) for v in loss[1:]), " / ".join(fmt(v, 3) for v in paper[1:]))]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -363,7 +391,8 @@ def nci60_single_line(target, seed=0, n_train=50, n_val=200, Cs=NCI60_CS, rhos=R
 
     Genes are the examples: ``n_train`` random genes train, ``n_val`` choose C per p0, and
     all the others test. Returns the mean epsilon-insensitive test loss of least squares
-    (minimum norm: 63 inputs, 50 examples) and of MED feature-selection regression per p0.
+    (minimum norm: 63 inputs, 50 examples) and of MED feature-selection regression per p0,
+    and MED's chosen C and validation loss per p0.
     """
     X, _ = load_nci60()
     E = X.T  # genes x cell lines
@@ -372,16 +401,18 @@ def nci60_single_line(target, seed=0, n_train=50, n_val=200, Cs=NCI60_CS, rhos=R
     rng = np.random.default_rng([seed, target])
     order = rng.permutation(len(y))
     tr, va, te = order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:]
-    losses = [epsilon_insensitive_loss(y[te], least_squares_fit(F[tr], y[tr])(F[te]), epsilon)]
+    yte = guard_test_labels(y[te])
+    losses = [epsilon_insensitive_loss(yte, least_squares_fit(F[tr], y[tr])(F[te]), epsilon)]
     make, alphas = _regressor_factory(epsilon, method), _alphas(rhos)
     scores, _ = warm_path(make, Cs, alphas, F[tr], y[tr],
                           lambda m: -epsilon_insensitive_loss(y[va], m.predict(F[va]), epsilon))
-    chosen = []
-    for (C, alpha), _ in select_per_alpha(scores, alphas):
+    chosen, validation = [], []
+    for (C, alpha), v in select_per_alpha(scores, alphas):
         model = make(C, alpha).fit(F[tr], y[tr])
-        losses.append(epsilon_insensitive_loss(y[te], model.predict(F[te]), epsilon))
+        losses.append(epsilon_insensitive_loss(yte, model.predict(F[te]), epsilon))
         chosen.append(C)
-    return {"loss": losses, "chosen_C": chosen, "n_test": int(len(te))}
+        validation.append(-v)
+    return {"loss": losses, "chosen_C": chosen, "validation_loss": validation, "n_test": int(len(te))}
 
 
 @one_blas_thread
@@ -405,6 +436,7 @@ def nci60_meta_selection(rep, seed=0, n_candidates=32, n_tasks=8, n_train=200, C
     cand, targets = lines[:n_candidates], lines[n_candidates:n_candidates + n_tasks]
     genes = rng.permutation(E.shape[0])
     tr, te = genes[:n_train], genes[n_train:]
+    test_targets = {t: guard_test_labels(E[te, t]) for t in targets}
     Xs = [E[tr][:, cand]] * n_tasks
     ys = [E[tr, t] for t in targets]
     (alpha,) = _alphas([rho])
@@ -415,7 +447,7 @@ def nci60_meta_selection(rep, seed=0, n_candidates=32, n_tasks=8, n_train=200, C
 
     def loss_with(cols):
         return float(np.mean([epsilon_insensitive_loss(
-            E[te, t], least_squares_fit(E[tr][:, cand[cols]], E[tr, t])(E[te][:, cand[cols]]), epsilon)
+            test_targets[t], least_squares_fit(E[tr][:, cand[cols]], E[tr, t])(E[te][:, cand[cols]]), epsilon)
             for t in targets]))
 
     med, rand = [], []
@@ -424,7 +456,7 @@ def nci60_meta_selection(rep, seed=0, n_candidates=32, n_tasks=8, n_train=200, C
         rand.append(float(np.mean([loss_with(rng.choice(n_candidates, k, replace=False))
                                    for _ in range(n_random)])))
     return {"med": med, "random": rand, "switch_posterior": s.tolist(),
-            "med_own_loss": float(np.mean([epsilon_insensitive_loss(E[te, t], p, epsilon) for t, p in
+            "med_own_loss": float(np.mean([epsilon_insensitive_loss(test_targets[t], p, epsilon) for t, p in
                                            zip(targets, model.predict([E[te][:, cand]] * n_tasks))]))}
 
 
@@ -437,11 +469,11 @@ def nci60_regression(options=RunOptions()):
     meta = {"n_candidates": 16 if quick else 32, "n_tasks": 4 if quick else 8,
             "n_train": 100 if quick else 400, "ks": [1, 2, 4, 8] if quick else [1, 2, 4, 8, 16]}
     Cs = [0.1, 1.0] if quick else NCI60_CS
-    single_cells = [{"target": t, "seed": seed, "Cs": Cs, "rhos": RHOS, "method": METHOD, "v": 1}
+    single_cells = [{"target": t, "seed": seed, "Cs": Cs, "rhos": RHOS, "method": METHOD, "v": 2}
                     for t in targets]
     meta_cells = [{"rep": r, "seed": seed, "method": METHOD, "v": 1, **meta} for r in range(reps)]
-    single = np.array([o["loss"] for o in run_grid(CellCall(nci60_single_line), single_cells,
-                                                   name="nci60-regression", options=options)])
+    singles = run_grid(CellCall(nci60_single_line), single_cells, name="nci60-regression", options=options)
+    single = np.array([o["loss"] for o in singles])
     metas = run_grid(CellCall(nci60_meta_selection), meta_cells, name="nci60-regression", options=options)
     med = np.array([o["med"] for o in metas])
     rand = np.array([o["random"] for o in metas])
@@ -470,6 +502,10 @@ def nci60_regression(options=RunOptions()):
                "lecture_ratio": NCI60_LECTURE["least squares"] / NCI60_LECTURE["MED p0 = 1e-05"],
                "lecture_note": "the lecture's cancer data (D. Ross, 67 lines, 3951 test genes) differs from the "
                                "bundled NCI60; compare the ratio, not the losses",
+               "selection": {"single_line": [{"target": c["target"], "chosen_C": o["chosen_C"],
+                                              "validation_loss": o["validation_loss"]}
+                                             for o, c in zip(singles, single_cells)],
+                             "meta_switch_posterior": [o["switch_posterior"] for o in metas]},
                "meta_med_own_loss": [o["med_own_loss"] for o in metas],
                "meta_switch_posterior": [o["switch_posterior"] for o in metas]})
     return result, _nci60_figure(result)
@@ -547,6 +583,8 @@ def dermatology_cv(options=RunOptions()):
         xlabel="C", ylabel="validation mean AUC over 6 tasks",
         title="Dermatology: validation surface over C and alpha (lecture)",
         extra={"surface_mean": S.mean(0).tolist(), "chosen": [o["chosen"] for o in out],
+               "selection": [{"fold": c["fold"], **{k: o[k] for k in ("surface", "chosen", "validation")}}
+                             for o, c in zip(out, cells)],
                "test_mauc_at_chosen": {"mean": float(test.mean()), "std": float(test.std()),
                                        "per_fold": test.tolist()},
                "iterations": [o["iterations"] for o in out]})

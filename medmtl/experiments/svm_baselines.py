@@ -108,7 +108,8 @@ def independent_svm_scores(Cs, train, val, test, kernel="linear", grid=None, per
     -------
     val_mauc : float
     test_mauc : float
-    chosen_Cs : list of float
+    chosen : list of dict
+        Per task, the chosen ``{"C": ..., **grid point}``.
     test_scores : list of ndarray
         Decision values per task on ``test``, each of shape (n_test_samples,).
 
@@ -117,17 +118,16 @@ def independent_svm_scores(Cs, train, val, test, kernel="linear", grid=None, per
     >>> from sklearn.datasets import make_blobs
     >>> X, y = make_blobs(60, centers=2, random_state=0)
     >>> train, val, test = [[(X[k:k + 20], 2 * y[k:k + 20] - 1)] for k in (0, 20, 40)]
-    >>> v, t, Cs, s = independent_svm_scores([0.1, 1.0], train, val, test)
-    >>> t > 0.8, len(s[0])
-    (True, 20)
+    >>> v, t, chosen, s = independent_svm_scores([0.1, 1.0], train, val, test)
+    >>> t > 0.8, list(chosen[0]), len(s[0])
+    (True, ['C'], 20)
     """
     chosen, val_aucs = independent_svm_select(Cs, train, val, kernel=kernel, grid=grid,
                                               per_task=per_task, **svc_params)
     kernel, (train, test) = _gram_tasks(kernel, train, test)
     test_scores = [_fit_point(point, kernel, Xtr, ytr, svc_params).decision_function(Xte)
                    for (Xtr, ytr), (Xte, _), point in zip(train, test, chosen)]
-    return (float(np.mean(val_aucs)), mean_auc([y for _, y in test], test_scores),
-            [c["C"] for c in chosen], test_scores)
+    return float(np.mean(val_aucs)), mean_auc([y for _, y in test], test_scores), chosen, test_scores
 
 
 def pooled_svm_scores(Cs, train, val, test, kernel="linear", **svc_params):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from medmtl.datasets import MultiTaskDataset, Task
-from medmtl.experiments import med_figures, registry, splits
+from medmtl.experiments import med_figures, registry
+from medmtl.experiments.leakage import relabel_test_labels
 
 
 def test_quick_auc_experiments_beat_chance():
@@ -15,55 +15,71 @@ def test_quick_auc_experiments_beat_chance():
             assert min(values) > 0.55, (name, method, values)
 
 
-def test_paper_numbers_are_the_seed_readme_values():
-    r = registry.run("heart-pooling", quick=True)
-    assert r.paper["Pooled SVM"][0] == 0.861 and r.paper["Independent SVMs"][0] == 0.800
-    assert 0.865 in r.paper["Adaptive pooling"]
-    assert med_figures.LANDMINE_PAPER[False]["multitask"][0] == 0.6015
-    assert med_figures.LANDMINE_PAPER[True]["independent"][-1] == 0.7375
+def test_paper_numbers_sit_at_the_x_where_the_paper_reads_them():
+    lm = registry.run("landmine-kernels", quick=True, sizes=[20, 200], grid={"Cs": [1.0], "alphas": [0.0]})
+    for key in ("multitask", "independent"):
+        label = med_figures.LANDMINE_METHODS[key]
+        assert lm.paper[label] == [med_figures.LANDMINE_PAPER[False][key][i] for i in (0, -1)]
+    assert set(lm.paper) == {med_figures.LANDMINE_METHODS[k] for k in ("multitask", "independent")}
+    derm = registry.run("dermatology", quick=True)  # n = 40, 100, 200: the paper reads 100 and 200
+    assert derm.paper["Multi-task sparsity (MED)"] == [None, *(med_figures.DERMATOLOGY_PAPER[n][0] for n in (100, 200))]
+    assert derm.paper["Independent SVMs"] == [None, *(med_figures.DERMATOLOGY_PAPER[n][1] for n in (100, 200))]
+    heart = registry.run("heart-pooling", quick=True)
+    peak = heart.x.index(min(heart.x, key=lambda a: abs(a - np.log(med_figures.HEART_PAPER["adaptive_peak_alpha"]))))
+    curve = heart.paper[med_figures.HEART_CURVE]
+    assert curve[peak] == med_figures.HEART_PAPER["adaptive_peak"] and curve.count(None) == len(curve) - 1
+    assert med_figures.HEART_ADAPTIVE not in heart.paper  # the paper gives no validation-chosen number
 
 
 # --------------------------------------------------------------------------------------------
-# The protocol: the test split is never used for selection.
+# The protocol: the test split is never used for selection. With the test labels negated
+# (labels in {-1, +1}), every choice and validation score stays and every test AUC becomes
+# 1 - AUC: the test labels enter the test scores and nothing else.
 
-def _flip_test_labels(split):
-    """Wrap a split function so that the test part's labels are negated."""
-
-    def flipped(*args, **kwargs):
-        parts = split(*args, **kwargs)
-        test = parts[2]
-        test = MultiTaskDataset([Task(t.X, -t.y, t.name) for t in test.tasks], test.name,
-                                test.feature_names, test.description)
-        return (*parts[:2], test, *parts[3:])
-
-    return flipped
-
-
-def test_heart_selection_never_sees_the_test_split(monkeypatch):
+def test_heart_selection_never_sees_the_test_split():
     kw = dict(Cs=[1.0, 10.0], log_alphas=[0.0, 20.0])
     ref = med_figures.heart_split(0, **kw)
-    monkeypatch.setattr(med_figures, "split_with_both_classes",
-                        _flip_test_labels(splits.split_with_both_classes))
-    flipped = med_figures.heart_split(0, **kw)
-    # identical choices and validation scores ...
+    with relabel_test_labels(np.negative):
+        flipped = med_figures.heart_split(0, **kw)
     assert flipped["chosen"] == ref["chosen"]
     for key, value in ref["validation"].items():
         assert flipped["validation"][key] == pytest.approx(value)
-    # ... and the test scores are those of the flipped labels (AUC -> 1 - AUC)
     for key in ("independent", "pooled", "adaptive_selected"):
         assert flipped[key] == pytest.approx(1.0 - ref[key], abs=1e-9)
     assert flipped["adaptive"] == pytest.approx([1.0 - a for a in ref["adaptive"]], abs=1e-9)
 
 
-def test_dermatology_selection_never_sees_the_test_split(monkeypatch):
+def test_dermatology_selection_never_sees_the_test_split():
     kw = dict(Cs=[0.1, 10.0], alphas=[0.0, 10.0])
     ref = med_figures.dermatology_fold(20, 0, **kw)
-    monkeypatch.setattr(MultiTaskDataset, "split", _flip_test_labels(MultiTaskDataset.split))
-    flipped = med_figures.dermatology_fold(20, 0, **kw)
+    with relabel_test_labels(np.negative):
+        flipped = med_figures.dermatology_fold(20, 0, **kw)
     assert flipped["chosen"] == ref["chosen"]
     assert flipped["validation"] == pytest.approx(ref["validation"])
-    assert flipped["multitask"] == pytest.approx(1.0 - ref["multitask"], abs=1e-9)
-    assert flipped["independent"] == pytest.approx(1.0 - ref["independent"], abs=1e-9)
+    np.testing.assert_allclose(flipped["validation_surface"], ref["validation_surface"], rtol=1e-12)
+    for key in ("multitask", "independent", "independent_task_C"):
+        assert flipped[key] == pytest.approx(1.0 - ref[key], abs=1e-9)
+
+
+def test_landmine_selection_never_sees_the_test_split():
+    kw = dict(Cs=[0.1, 1.0], alphas=[0.0, 10.0])
+    ref = med_figures.landmine_fold(20, 0, **kw)
+    with relabel_test_labels(np.negative):
+        flipped = med_figures.landmine_fold(20, 0, **kw)
+    assert flipped["chosen"] == ref["chosen"]
+    assert flipped["validation"] == pytest.approx(ref["validation"])
+    for key in ("validation_surface", "rbf_gammas", "switch_posterior"):
+        np.testing.assert_allclose(flipped[key], ref[key], rtol=1e-12)
+    for key in ("multitask", "independent", "independent_task_C", "independent_rbf"):
+        assert flipped[key] == pytest.approx(1.0 - ref[key], abs=1e-9)
+
+
+def test_landmine_refuses_its_development_seed():
+    from medmtl.experiments.kernel_banks import LANDMINE_DEVELOPMENT_SEED
+
+    for name in ("landmine-kernels", "landmine-kernels-poly"):
+        with pytest.raises(ValueError, match=f"seed {LANDMINE_DEVELOPMENT_SEED} is Landmine's development seed"):
+            registry.run(name, quick=True, seed=LANDMINE_DEVELOPMENT_SEED)
 
 
 def test_landmine_fold_uniform_draw_scores_unfitted_tasks_at_one_half():

@@ -2,11 +2,16 @@
 
 import numpy as np
 
-from medmtl.experiments import med_lecture, preprocessing
+from medmtl.experiments import med_lecture, preprocessing, registry
 
 
-def test_housing_paper_numbers_are_the_lecture_values():
-    assert med_lecture.HOUSING_PAPER == [1.7584, 1.7529, 1.6894, 1.5377, 1.4808]
+def test_housing_paper_numbers_sit_beside_their_rows():
+    r = registry.run("housing-regression", quick=True)
+    (key,) = r.paper
+    assert r.x == ["least squares"] + [f"MED p0 = {rho:g}" for rho in med_lecture.RHOS]
+    assert r.paper[key] == med_lecture.HOUSING_PAPER
+    assert [row["lecture"] for row in r.extra["table"].values()] == med_lecture.HOUSING_PAPER
+    assert list(r.extra["table"]) == r.x
 
 
 def test_splice_quadratic_features_drop_only_structural_zeros():

@@ -24,8 +24,8 @@ def test_independent_svm_choice_is_the_validation_argmax():
     _, test_mauc, chosen, scores = svm_baselines.independent_svm_scores(Cs, train, val, test)
     # naive reference: the first C of the largest validation AUC
     vals = [auc(val[0][1], _svc(C).fit(*train[0]).decision_function(val[0][0])) for C in Cs]
-    assert chosen == [Cs[int(np.argmax(vals))]]
-    ref = _svc(chosen[0]).fit(*train[0]).decision_function(test[0][0])
+    assert chosen == [{"C": Cs[int(np.argmax(vals))]}]
+    ref = _svc(chosen[0]["C"]).fit(*train[0]).decision_function(test[0][0])
     np.testing.assert_allclose(scores[0], ref)
     assert test_mauc == pytest.approx(auc(test[0][1], ref))
 
@@ -41,7 +41,7 @@ def test_one_shared_svm_choice_maximises_the_mean_validation_auc():
     # naive reference: every task fitted at every C, the first C of the best mean AUC
     table = [[auc(yv, _svc(C).fit(*tr).decision_function(Xv)) for C in Cs] for tr, (Xv, yv) in zip(train, val)]
     best = Cs[int(np.argmax(np.mean(table, axis=0)))]
-    assert chosen == [best] * 3
+    assert chosen == [{"C": best}] * 3
     assert val_mauc == pytest.approx(np.mean(table, axis=0).max())
     for (Xtr, ytr), (Xte, yte), s in zip(train, test, scores):
         np.testing.assert_allclose(s, _svc(best).fit(Xtr, ytr).decision_function(Xte))

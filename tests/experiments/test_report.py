@@ -1,0 +1,63 @@
+"""The README's "What we measured" table is what the committed full-run results give."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from medmtl.experiments import registry, report
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "reproductions"
+
+
+def test_readme_section_is_what_the_committed_results_give():
+    readme = (ROOT / "README.md").read_text()
+    generated = report.replace_section(readme, report.render(report.collect_rows(RESULTS), "reproductions"))
+    assert readme == generated, "README.md is stale: run python -m medmtl.experiments.report"
+
+
+def test_every_committed_result_is_a_full_run_with_readme_rows():
+    names = sorted(p.stem for p in RESULTS.glob("*.json"))
+    rows = report.collect_rows(RESULTS)
+    for name in names:
+        result = json.loads((RESULTS / f"{name}.json").read_text())
+        assert result["name"] == name and result["settings"]["quick"] is False
+        assert name in report._ROW_FUNCTIONS, f"{name}.json is committed but no module gives its README rows"
+    assert all(row.selection and row.measured for row in rows)
+
+
+@pytest.mark.parametrize("name", ["dermatology", "landmine-kernels", "heart-pooling", "housing-regression"])
+def test_rows_name_a_selection_rule_and_take_their_numbers_from_the_file(name, tmp_path):
+    result = registry.run(name, quick=True)
+    result.settings["quick"] = False  # stands in for a full run
+    result.save(tmp_path)
+    rows = report.collect_rows(tmp_path)
+    assert rows and all(r.selection and r.measured and r.experiment.startswith(f"`{name}`") for r in rows)
+    data = json.loads((tmp_path / f"{name}.json").read_text())
+    for label in data["measured"]:
+        data["measured"][label] = [0.123456] * len(data["measured"][label])
+    (tmp_path / f"{name}.json").write_text(json.dumps(data))
+    changed = report.collect_rows(tmp_path)
+    assert [r.measured for r in changed] != [r.measured for r in rows]
+    assert ".123" in " ".join(r.measured for r in changed)
+
+
+def test_quick_results_are_refused(tmp_path):
+    registry.run("heart-pooling", quick=True, out=tmp_path)
+    with pytest.raises(ValueError, match="quick run"):
+        report.collect_rows(tmp_path)
+
+
+def test_the_generated_section_replaces_only_the_text_between_its_markers(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# title\n\nbefore\n{report.BEGIN}\nold table\n{report.END}\nafter\n")
+    assert report.main(["--results", str(tmp_path / "none"), "--readme", str(readme), "--check"]) == 1
+    assert report.main(["--results", str(tmp_path / "none"), "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert text.startswith("# title\n\nbefore\n") and text.endswith(f"{report.END}\nafter\n")
+    assert "old table" not in text and "| experiment | method | selected by |" in text
+    assert report.main(["--results", str(tmp_path / "none"), "--readme", str(readme), "--check"]) == 0
+    readme.write_text("no markers")
+    with pytest.raises(ValueError, match="markers"):
+        report.main(["--readme", str(readme)])
