@@ -220,7 +220,7 @@ def warm_up():
 
     import medmtl.med.solvers  # noqa: F401
     from medmtl.kernels import RBFKernel
-    from medmtl.med.dual import feature_selection_dual, kernel_selection_dual, svm_dual
+    from medmtl.med.builders import feature_selection_dual, kernel_selection_dual, svm_dual
 
     X, y = linear_data(40, 5, seed=1)
     # every compiled specialisation: single- and double-precision columns, kernel columns,
@@ -257,7 +257,7 @@ def rel(a, b):
 # ---------------------------------------------------------------------------------------
 def case_svm(n, kernel, budget, run_slow):
     from medmtl.kernels import RBFKernel
-    from medmtl.med.dual import svm_dual
+    from medmtl.med.builders import svm_dual
 
     D = 20
     X, y = linear_data(n, D, seed=n + (kernel == "rbf"))
@@ -305,7 +305,7 @@ def slow_solves(name, dual, size, budget, run_slow, label_suffix=""):
 
 
 def case_fs(n, D, alpha, budget, run_slow):
-    from medmtl.med.dual import feature_selection_dual
+    from medmtl.med.builders import feature_selection_dual
 
     X, y = linear_data(n, D, seed=7 * n + D)
     name = f"feature selection n={n} D={D} a={alpha:g}"
@@ -326,7 +326,7 @@ def case_fs(n, D, alpha, budget, run_slow):
 
 def case_landmine(T, n_alpha, budget, run_slow):
     from medmtl.kernels import per_feature_kernels, rbf_bank
-    from medmtl.med.dual import kernel_selection_dual
+    from medmtl.med.builders import kernel_selection_dual
 
     Xs, ys = landmine_tasks(T)
     name = f"Landmine KS 29x{T} D=18 path({n_alpha})"
@@ -377,7 +377,7 @@ def memory_child(n, D):
     """Run in a fresh process: fit the linear FS dual and print peak RSS."""
     import resource
 
-    from medmtl.med.dual import feature_selection_dual
+    from medmtl.med.builders import feature_selection_dual
 
     X, y = linear_data(n, D, seed=3)
     t0 = time.perf_counter()
@@ -464,7 +464,7 @@ def med_cd(name, dual, slowest, budget, what="MED cd"):
 
 
 def case_text(budget, quick):
-    from medmtl.med.dual import feature_selection_dual
+    from medmtl.med.builders import feature_selection_dual
 
     X, y = newsgroups_pair()
     if quick:
@@ -493,7 +493,7 @@ def case_text(budget, quick):
 
 
 def case_multitask(budget, quick):
-    from medmtl.med.dual import feature_selection_dual
+    from medmtl.med.builders import feature_selection_dual
 
     for data in ("spam", "sentiment"):
         Xs, ys = text_tasks(data)
@@ -520,7 +520,7 @@ def case_multitask(budget, quick):
 
 
 def case_dense(budget, quick):
-    from medmtl.med.dual import feature_selection_dual, svm_dual
+    from medmtl.med.builders import feature_selection_dual, svm_dual
 
     n, D = (1000, 200) if quick else (5000, 1000)
     X, y = linear_data(n, D, seed=7 * n + D)
@@ -542,7 +542,7 @@ def bigsparse_child(n, D, nnz):
 
     import scipy.sparse as sp
 
-    from medmtl.med.dual import feature_selection_dual
+    from medmtl.med.builders import feature_selection_dual
     from medmtl.med.solvers import solve
 
     rng = np.random.default_rng(0)

@@ -2,8 +2,10 @@
 
 Layout (mirrors the mathematics of Jebara, JMLR 2011):
 
-* :mod:`medmtl.med.dual` - :class:`MEDDual`, the one concave dual every MED model reduces to,
-  and its builders (SVM, feature / kernel selection, adaptive pooling, regression).
+* :mod:`medmtl.med.dual` - :class:`MEDDual`, the one concave dual every MED model reduces to.
+* :mod:`medmtl.med.builders` - the models as duals (SVM, feature / kernel selection, adaptive
+  pooling, regression).
+* :mod:`medmtl.med.grams` - the dual's Gram matrices, as factors or kernels on demand.
 * :mod:`medmtl.med.bound` - Theorem 1's quadratic bound (switch posterior, curvature G).
 * :mod:`medmtl.med.solvers` - ``solve(dual, method, *, solver, options, init)``: ``"auto"``
   (the default), ``"newton"`` (projected Newton, SMO subproblems), ``"cd"`` (coordinate
@@ -13,14 +15,8 @@ Layout (mirrors the mathematics of Jebara, JMLR 2011):
 * :mod:`medmtl.med.estimators` - the scikit-learn style estimators.
 """
 
-from .dual import (
-    MEDDual,
-    adaptive_pooling_dual,
-    factorize_gram,
-    feature_selection_dual,
-    kernel_selection_dual,
-    svm_dual,
-)
+from .builders import adaptive_pooling_dual, feature_selection_dual, kernel_selection_dual, svm_dual
+from .dual import MEDDual
 from .estimators import (
     AdaptivePoolingClassifier,
     MEDClassifier,
@@ -28,6 +24,7 @@ from .estimators import (
     MultiTaskMEDClassifier,
     MultiTaskMEDRegressor,
 )
+from .grams import factorize_gram
 from .solvers import METHODS, MEDSolution, Method, get_method, register_method, solve
 
 __all__ = [

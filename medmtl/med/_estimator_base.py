@@ -54,7 +54,7 @@ from ._kernel_spec import (
     with_row_index,
 )
 from .bound import alpha_from_rho
-from .dual import adaptive_pooling_dual, feature_selection_dual, kernel_selection_dual, svm_dual
+from .builders import adaptive_pooling_dual, feature_selection_dual, kernel_selection_dual, svm_dual
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 

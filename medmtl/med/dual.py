@@ -1,4 +1,4 @@
-"""The one MED dual that every model of the seeds reduces to, and its builders.
+"""The one MED dual that every model of the seeds reduces to.
 
 Every MED model (SVM, feature selection, kernel selection, their multi-task versions,
 adaptive pooling and the regression variants) maximises over stacked Lagrange multipliers
@@ -14,14 +14,15 @@ switched factors are stored side by side in one matrix ``Phi`` (n x R) whose col
 ``u_d`` at once and nothing n x n is formed for linear or feature models.
 
 A kernel without a cheap feature map (RBF, polynomial) is instead held as a
-:class:`KernelGram`: the kernel and each task's input rows, so that solvers evaluate the
+:class:`~medmtl.med.grams.KernelGram`: the kernel and each task's input rows, so that solvers evaluate the
 Gram columns they need (per task, never the cross-task matrix) and no n x n
 eigen-factor is built. ``Phi0``, ``Phi`` and ``term_ptr`` stay available for the solvers that
 work on factors (Algorithm 1, the direct solve): they are built on first access and kept in
 the dual's :class:`Workspace`, which every copy of the dual (:meth:`MEDDual.replace`) shares.
 
 :meth:`MEDDual.to_cvxpy` writes the dual (or Theorem 1's quadratic lower bound on it at a
-given point) as a CVXPY problem, to change and solve with any CVXPY solver.
+given point) as a CVXPY problem, to change and solve with any CVXPY solver. The builders of
+the models' duals are in :mod:`medmtl.med.builders`, the Gram storage in :mod:`medmtl.med.grams`.
 """
 
 from __future__ import annotations
@@ -32,336 +33,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import brentq
 
-from ..kernels import get_kernel
 from .bound import bound_curvature, log_switch_term, switch_posterior
+from .grams import FactorGram, as_factor, factor_dot, factor_tdot, is_kernel_gram, stack_factors
 
-__all__ = [
-    "MEDDual",
-    "Workspace",
-    "KernelGram",
-    "FactorGram",
-    "factorize_gram",
-    "svm_dual",
-    "feature_selection_dual",
-    "kernel_selection_dual",
-    "adaptive_pooling_dual",
-]
-
-
-def _canonical(M):
-    """A CSR matrix with its duplicate entries summed and its indices sorted (a copy when
-    ``M`` is not so already; the caller's matrix is never changed), so that a matrix with
-    duplicates gives exactly what its canonical form gives. Dense input is returned as it is.
-
-    >>> M = sp.csr_matrix((np.array([1.0, 2.0]), np.array([0, 0]), np.array([0, 2])), shape=(1, 2))
-    >>> _canonical(M).toarray().tolist(), M.nnz
-    ([[3.0, 0.0]], 2)
-    """
-    if not sp.issparse(M):
-        return M
-    C = sp.csr_matrix(M, dtype=float)
-    if C.has_canonical_format:
-        return C
-    # the constructor may share the caller's arrays: sum the duplicates in a copy
-    C = sp.csr_matrix(M, dtype=float, copy=True)
-    C.sum_duplicates()
-    return C
-
-
-def _canonical_inputs(Xs):
-    """:func:`_canonical` of each task's inputs."""
-    return [_canonical(X) for X in Xs]
-
-
-def _as_factor(M):
-    if M is None:
-        return None
-    if sp.issparse(M):
-        return _canonical(M)
-    M = np.asarray(M, dtype=float)
-    if M.ndim != 2:
-        raise ValueError(f"a factor must be 2-D; got shape {M.shape}")
-    return M
-
-
-def _tdot(M, x):
-    """``M^T x`` as a dense 1-D array for a dense or sparse ``M``."""
-    return np.asarray(M.T @ x).ravel()
-
-
-def _dot(M, x):
-    return np.asarray(M @ x).ravel()
-
-
-class KernelGram:
-    """A kernel's Gram matrix over the multipliers, evaluated on demand, block by block.
-
-    ``H = sum_b E_b diag(sign_b) (scale * k(X_b, X_b)) diag(sign_b) E_b^T`` where block ``b``
-    (a task, or all tasks for a shared model) owns the multipliers ``rows_b`` with input rows
-    ``X_b`` and signs ``sign_b``; the blocks' rows are disjoint. Nothing n x n is stored:
-    columns and products are computed from kernel evaluations when asked for.
-
-    Parameters
-    ----------
-    kernel : Kernel
-        A kernel that is positive semi-definite by construction (``kernel.mercer``).
-    blocks : list of (rows, X, sign)
-        ``rows`` int array of shape (n_b,), ``X`` array-like or sparse of shape
-        (n_b, n_features), ``sign`` of shape (n_b,).
-    n : int
-        Number of multipliers.
-    scale : float, default=1
-
-    Examples
-    --------
-    >>> from medmtl.kernels import RBFKernel
-    >>> X = np.array([[0.0], [1.0], [3.0]])
-    >>> H = KernelGram(RBFKernel(0.5), [(np.arange(3), X, np.array([1.0, -1.0, 1.0]))], 3)
-    >>> K = np.outer([1, -1, 1], [1, -1, 1]) * RBFKernel(0.5)(X, X)
-    >>> bool(np.allclose(H.columns([2, 0]), K[:, [2, 0]]) and np.allclose(H.diag(), 1.0))
-    True
-    >>> bool(np.allclose(H.matvec(np.array([1.0, 0.0, 2.0])), K @ [1, 0, 2]))
-    True
-    >>> bool(np.isclose(H.quad(np.array([1.0, 2.0, 0.0])), [1, 2, 0] @ K @ [1, 2, 0]))
-    True
-    """
-
-    _CHUNK = 1 << 21  # kernel entries per evaluation (16 MB), to bound temporary memory
-
-    def __init__(self, kernel, blocks, n, scale=1.0):
-        self.kernel = kernel
-        self.scale = float(scale)
-        self.n = int(n)
-        self.blocks = []
-        self.block_of = np.full(self.n, -1, dtype=np.int64)
-        self.local = np.zeros(self.n, dtype=np.int64)
-        for b, (rows, X, sign) in enumerate(blocks):
-            rows = np.asarray(rows, dtype=np.int64)
-            sign = np.asarray(sign, dtype=float)
-            if X.shape[0] != rows.size or sign.size != rows.size:
-                raise ValueError("each kernel block needs as many input rows and signs as multipliers")
-            if np.any(self.block_of[rows] >= 0):
-                raise ValueError("kernel blocks must own disjoint multipliers")
-            self.block_of[rows] = b
-            self.local[rows] = np.arange(rows.size)
-            X = _canonical(X) if sp.issparse(X) else np.asarray(X, dtype=float)
-            # contiguous rows (the usual task layout) are written by slicing
-            contiguous = rows.size and np.array_equal(rows, np.arange(rows[0], rows[0] + rows.size))
-            where = slice(int(rows[0]), int(rows[0]) + rows.size) if contiguous else rows
-            self.blocks.append((rows, X, sign, where))
-        self._diag = None
-
-    @property
-    def name(self):
-        return getattr(self.kernel, "name", "kernel")
-
-    def block_gram(self, b):
-        """Dense Gram block ``b`` (signed and scaled), shape (n_b, n_b)."""
-        rows, X, sign, _ = self.blocks[b]
-        G = self.kernel(X, X)
-        G *= self.scale * sign[:, None]
-        G *= sign[None, :]
-        return G
-
-    def gram_on(self, rows):
-        """Dense ``H[rows][:, rows]`` (zero between blocks), or None if ``H`` is zero there."""
-        rows = np.asarray(rows, dtype=np.int64)
-        bi = self.block_of[rows]
-        if np.all(bi < 0):
-            return None
-        out = np.zeros((rows.size, rows.size))
-        for b in np.unique(bi[bi >= 0]):
-            sel = np.flatnonzero(bi == b)
-            _, X, sign, where = self.blocks[b]
-            loc = self.local[rows[sel]]
-            if isinstance(where, slice) and sel.size == rows.size and np.array_equal(loc, np.arange(X.shape[0])):
-                out[:] = self.block_gram(b)
-                continue
-            K = self.kernel(X[loc], X[loc])
-            K *= self.scale * sign[loc][:, None]
-            K *= sign[loc][None, :]
-            out[np.ix_(sel, sel)] = K
-        return out
-
-    def diag(self):
-        """``diag(H)``, shape (n,)."""
-        if self._diag is None:
-            d = np.zeros(self.n)
-            for rows, X, sign, where in self.blocks:
-                d[where] = self.scale * sign * sign * self.kernel.diag(X)
-            self._diag = d
-        return self._diag
-
-    def rows(self, idx, out=None, weight=1.0, scale=None):
-        """``weight * H[idx, :]`` (the columns ``idx``, ``H`` being symmetric) added into
-        ``out`` (new if None), shape (m, n).
-
-        ``scale`` (n,), if given, gives ``diag(scale) H diag(scale)`` instead (the solvers'
-        scaled variables); scalings that cancel (a sign times itself) cost nothing.
-        """
-        idx = np.asarray(idx, dtype=np.int64)
-        bi = self.block_of[idx]
-        fresh = out is None
-        for b in np.unique(bi):
-            if b < 0:
-                continue
-            rows, X, sign, where = self.blocks[b]
-            sel = np.flatnonzero(bi == b)
-            loc = self.local[idx[sel]]
-            right = sign if scale is None else sign * scale[rows]
-            left = (weight * self.scale) * right[loc]
-            K = self.kernel(X[loc], X)
-            if np.any(left != 1.0):
-                K *= left[:, None]
-            if np.any(right != 1.0):
-                K *= right[None, :]
-            whole = isinstance(where, slice) and sel.size == idx.size
-            if fresh and whole and where == slice(0, self.n):
-                out, fresh = K, False  # one block covering everything: no copy
-                continue
-            if out is None:
-                out = np.zeros((idx.size, self.n))
-            fresh = False
-            if whole:
-                out[:, where] += K
-            elif isinstance(where, slice):
-                out[sel, where] += K
-            else:
-                out[np.ix_(sel, rows)] += K
-        return np.zeros((idx.size, self.n)) if out is None else out
-
-    def columns(self, idx):
-        """``H[:, idx]``, shape (n, m)."""
-        return self.rows(idx).T
-
-    def matvec(self, x):
-        """``H x`` for ``x`` of shape (n,); only the nonzero entries of ``x`` are visited."""
-        out = np.zeros(self.n)
-        for rows, X, sign, where in self.blocks:
-            xb = x[where]
-            nz = np.flatnonzero(xb)
-            if nz.size == 0:
-                continue
-            w = (self.scale * sign[nz]) * xb[nz]
-            acc = np.zeros(rows.size)
-            step = max(1, self._CHUNK // max(rows.size, 1))
-            for s0 in range(0, nz.size, step):
-                acc += self.kernel(X, X[nz[s0:s0 + step]]) @ w[s0:s0 + step]
-            out[where] += sign * acc
-        return out
-
-    def quad(self, x):
-        """``x^T H x`` from the kernel on the support of ``x`` only."""
-        total = 0.0
-        for rows, X, sign, where in self.blocks:
-            xb = x[where]
-            nz = np.flatnonzero(xb)
-            if nz.size == 0:
-                continue
-            w = sign[nz] * xb[nz]
-            Xn = X[nz]
-            step = max(1, self._CHUNK // nz.size)
-            for s0 in range(0, nz.size, step):
-                total += float(w[s0:s0 + step] @ (self.kernel(Xn[s0:s0 + step], Xn) @ w))
-        return self.scale * total
-
-    def factor(self):
-        """A factor ``L`` (n x r) with ``L L^T = H``: block-diagonal eigen-factors of the blocks."""
-        parts = []
-        for b, (rows, X, sign, where) in enumerate(self.blocks):
-            L = factorize_gram(self.block_gram(b), name=self.name)
-            parts.append(sp.csr_matrix((L.ravel(), (np.repeat(rows, L.shape[1]),
-                                                     np.tile(np.arange(L.shape[1]), rows.size))),
-                                       shape=(self.n, L.shape[1])) if L.size else
-                         sp.csr_matrix((self.n, 0)))
-        if len(parts) == 1:
-            return parts[0].toarray()
-        return sp.hstack(parts, format="csr")
-
-
-class FactorGram:
-    """``H = F F^T`` for a factor ``F`` (n x r), with the interface of :class:`KernelGram`.
-
-    Examples
-    --------
-    >>> G = FactorGram(np.array([[1.0], [2.0]]))
-    >>> G.columns([1]).ravel().tolist(), G.matvec(np.array([1.0, 0.0])).tolist()
-    ([2.0, 4.0], [1.0, 2.0])
-    """
-
-    def __init__(self, F):
-        self.F = F
-        self.n = F.shape[0]
-        self._FT = F.T.tocsr() if sp.issparse(F) else None
-        self._diag = None
-
-    def diag(self):
-        if self._diag is None:
-            F = self.F
-            self._diag = (np.asarray(F.multiply(F).sum(axis=1)).ravel() if sp.issparse(F)
-                          else np.einsum("ij,ij->i", F, F))
-        return self._diag
-
-    def _t(self, x):
-        return np.asarray((self._FT if self._FT is not None else self.F.T) @ x).ravel()
-
-    def rows(self, idx, out=None, weight=1.0, scale=None):
-        """``weight * H[idx, :]`` (or of ``diag(scale) H diag(scale)``) added into ``out``
-        (new if None), shape (m, n)."""
-        idx = np.asarray(idx, dtype=np.int64)
-        R = self.F[idx] @ self.F.T
-        R = R.toarray() if sp.issparse(R) else np.asarray(R)
-        if scale is not None:
-            R *= scale[idx][:, None]
-            R *= scale[None, :]
-        if out is None:
-            return weight * R
-        out += weight * R
-        return out
-
-    def columns(self, idx):
-        """``H[:, idx]``, shape (n, m)."""
-        return self.rows(idx).T
-
-    def matvec(self, x):
-        return _dot(self.F, self._t(x))
-
-    def quad(self, x):
-        u = self._t(x)
-        return float(u @ u)
-
-    def gram_on(self, rows):
-        """Dense ``F[rows] F[rows]^T``, or None if ``F`` is zero on ``rows``."""
-        Fr = self.F[rows]
-        if (Fr.nnz if sp.issparse(Fr) else np.count_nonzero(Fr)) == 0:
-            return None
-        G = Fr @ Fr.T
-        return G.toarray() if sp.issparse(G) else np.asarray(G)
-
-    def spans_groups(self, group_of):
-        """Whether some column of ``F`` has nonzeros in two groups."""
-        Fc = sp.csc_matrix(self.F)
-        Fc.eliminate_zeros()
-        nz = np.diff(Fc.indptr) > 0
-        if not nz.any():
-            return False
-        grp = group_of[Fc.indices]
-        starts = Fc.indptr[:-1][nz]
-        return bool(np.any(np.minimum.reduceat(grp, starts) != np.maximum.reduceat(grp, starts)))
-
-
-def _is_kernel_gram(x):
-    return isinstance(x, KernelGram)
-
-
-def _stack_factors(factors, n):
-    """Side-by-side factors and their column offsets (dense unless one is sparse)."""
-    ptr = np.concatenate(([0], np.cumsum([F.shape[1] for F in factors]))).astype(np.int64)
-    if not factors:
-        return None, ptr
-    if all(not sp.issparse(F) for F in factors):
-        return np.hstack(factors) if len(factors) > 1 else factors[0], ptr
-    return sp.hstack([sp.csr_matrix(F) for F in factors], format="csr"), ptr
+__all__ = ["MEDDual", "Workspace"]
 
 
 class Workspace:
@@ -484,22 +159,22 @@ class MEDDual:
         for gi, g in enumerate(self.groups):
             self.group_of[g] = gi
         self.workspace = Workspace()
-        self._shared = Phi0 if _is_kernel_gram(Phi0) else _as_factor(Phi0)
+        self._shared = Phi0 if is_kernel_gram(Phi0) else as_factor(Phi0)
         if terms is not None:
             if Phi is not None or term_ptr is not None:
                 raise ValueError("give the switched terms as Phi (with term_ptr) or as terms, not both")
-            self._terms = [t if _is_kernel_gram(t) else _as_factor(t) for t in terms]
+            self._terms = [t if is_kernel_gram(t) else as_factor(t) for t in terms]
         else:
             self._terms = None
-            Phi = _as_factor(Phi)
+            Phi = as_factor(Phi)
         for name, M in [("Phi0", self._shared), ("Phi", Phi)] + [
                 (f"terms[{d}]", t) for d, t in enumerate(self._terms or [])]:
-            rows = None if M is None else M.n if _is_kernel_gram(M) else M.shape[0]
+            rows = None if M is None else M.n if is_kernel_gram(M) else M.shape[0]
             if rows is not None and rows != n:
                 raise ValueError(f"{name} has {rows} rows; expected {n}")
         if self._terms is not None:
-            if not any(_is_kernel_gram(t) for t in self._terms):
-                self.workspace.switched_factors = _stack_factors(self._terms, n)
+            if not any(is_kernel_gram(t) for t in self._terms):
+                self.workspace.switched_factors = stack_factors(self._terms, n)
         elif Phi is None:
             self.workspace.switched_factors = (None, np.zeros(1, dtype=np.int64))
         else:
@@ -518,12 +193,12 @@ class MEDDual:
     @property
     def has_kernels(self):
         """Whether some term is a :class:`KernelGram` (Gram columns evaluated on demand)."""
-        return _is_kernel_gram(self._shared) or any(_is_kernel_gram(t) for t in self._terms or ())
+        return is_kernel_gram(self._shared) or any(is_kernel_gram(t) for t in self._terms or ())
 
     @property
     def Phi0(self):
         """Factor of the unswitched term, shape (n, r0) or None (built on first use for a kernel)."""
-        if _is_kernel_gram(self._shared):
+        if is_kernel_gram(self._shared):
             ws = self.workspace
             if ws.shared_factor is None:
                 ws.shared_factor = self._shared.factor()
@@ -533,8 +208,8 @@ class MEDDual:
     def _factored_terms(self):
         ws = self.workspace
         if ws.switched_factors is None:
-            ws.switched_factors = _stack_factors(
-                [t.factor() if _is_kernel_gram(t) else t for t in self._terms], self.n)
+            ws.switched_factors = stack_factors(
+                [t.factor() if is_kernel_gram(t) else t for t in self._terms], self.n)
         return ws.switched_factors
 
     @property
@@ -559,7 +234,7 @@ class MEDDual:
         """The unswitched term as a Gram operator (:class:`KernelGram` or :class:`FactorGram`), or None."""
         if self._shared is None:
             return None
-        if _is_kernel_gram(self._shared):
+        if is_kernel_gram(self._shared):
             return self._shared
         ws = self.workspace
         if ws.shared_gram is None:
@@ -571,7 +246,7 @@ class MEDDual:
         ws = self.workspace
         if ws.term_grams is None:
             if self._terms is not None:
-                grams = [t if _is_kernel_gram(t) else FactorGram(t) for t in self._terms]
+                grams = [t if is_kernel_gram(t) else FactorGram(t) for t in self._terms]
             else:
                 Phi, ptr = ws.switched_factors
                 Phi = sp.csc_matrix(Phi) if sp.issparse(Phi) else Phi
@@ -615,11 +290,11 @@ class MEDDual:
     # -- the pieces of J -----------------------------------------------------------------
     def shared_u(self, lam):
         """``Phi0^T lam`` (empty if there is no unswitched term)."""
-        return np.zeros(0) if self.Phi0 is None else _tdot(self.Phi0, lam)
+        return np.zeros(0) if self.Phi0 is None else factor_tdot(self.Phi0, lam)
 
     def switched_u(self, lam):
         """``Phi^T lam``: every ``u_d`` side by side, shape (R,)."""
-        return np.zeros(0) if self.Phi is None else _tdot(self.Phi, lam)
+        return np.zeros(0) if self.Phi is None else factor_tdot(self.Phi, lam)
 
     def half_sq_norms(self, w):
         """``q_d = ||u_d||^2 / 2`` per term from the stacked ``w = Phi^T lam``."""
@@ -671,11 +346,11 @@ class MEDDual:
                     g -= sd * G.matvec(lam)
             return g
         if self.Phi0 is not None:
-            g -= _dot(self.Phi0, self.shared_u(lam))
+            g -= factor_dot(self.Phi0, self.shared_u(lam))
         if self.n_terms:
             w = self.switched_u(lam)
             s = switch_posterior(self.half_sq_norms(w), self.alpha)
-            g -= _dot(self.Phi, s[self.col_term] * w)
+            g -= factor_dot(self.Phi, s[self.col_term] * w)
         return g
 
     # -- feasibility, bias, optimality ------------------------------------------------------
@@ -806,6 +481,7 @@ class MEDDual:
         --------
         >>> import cvxpy as cp
         >>> X = np.array([[1.0, 0.2], [0.9, -0.1], [-1.0, 0.1], [-1.1, 0.0]])
+        >>> from medmtl.med.builders import feature_selection_dual
         >>> dual = feature_selection_dual([X], [np.array([1, 1, -1, -1])], C=1.0, alpha=1.0)
         >>> problem, lam = dual.to_cvxpy()
         >>> bool(problem.solve(solver=cp.CLARABEL) > 0)
@@ -883,227 +559,7 @@ class MEDDual:
         return sp.csr_matrix((np.ones(R), (self.col_term, np.arange(R))), shape=(self.n_terms, R))
 
     def __repr__(self):
-        shared = ("none" if self._shared is None else "kernel" if _is_kernel_gram(self._shared)
+        shared = ("none" if self._shared is None else "kernel" if is_kernel_gram(self._shared)
                   else self._shared.shape[1])
         return (f"MEDDual(n={self.n}, groups={len(self.groups)}, shared={shared}, "
                 f"terms={self.n_terms}, alpha={self.alpha:g})")
-
-
-# ---------------------------------------------------------------------------------------
-# Factors of Gram matrices
-# ---------------------------------------------------------------------------------------
-def factorize_gram(K, name="kernel", rtol=1e-10, psd_tol=1e-8):
-    """A factor ``L`` (n x r) with ``L L^T = K`` for a symmetric PSD Gram matrix ``K``.
-
-    Eigenvalues below ``rtol * max`` are dropped (numerically zero directions); an
-    eigenvalue below ``-psd_tol * max`` means the kernel is not PSD and raises.
-
-    Examples
-    --------
-    >>> L = factorize_gram(np.array([[2.0, 1.0], [1.0, 2.0]]))
-    >>> bool(np.allclose(L @ L.T, [[2.0, 1.0], [1.0, 2.0]]))
-    True
-    """
-    K = np.asarray(K, dtype=float)
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(f"{name}: Gram matrix must be square; got shape {K.shape}")
-    if not np.all(np.isfinite(K)):
-        raise ValueError(f"{name}: Gram matrix has NaN or infinite values")
-    asym = np.max(np.abs(K - K.T), initial=0.0)
-    top = np.max(np.abs(K), initial=0.0)
-    if asym > 1e-8 * max(top, 1e-300):
-        raise ValueError(f"{name}: Gram matrix is not symmetric (max asymmetry {asym:.3g})")
-    vals, vecs = np.linalg.eigh(0.5 * (K + K.T))
-    vmax = max(vals.max(initial=0.0), 0.0)
-    if vals.size and vals.min() < -psd_tol * max(vmax, 1e-300) and vals.min() < -1e-12:
-        raise ValueError(
-            f"{name}: kernel is not positive semi-definite (smallest eigenvalue {vals.min():.3g}, "
-            f"largest {vmax:.3g})"
-        )
-    keep = vals > rtol * vmax
-    return vecs[:, keep] * np.sqrt(vals[keep])
-
-
-def _kernel_factor(kernel, X):
-    """Explicit feature map if the kernel has one, else a factor of its Gram matrix."""
-    F = kernel.feature_map(X)
-    if F is not None:
-        return F
-    return factorize_gram(kernel(X, X), name=getattr(kernel, "name", "kernel"))
-
-
-def _on_demand(kernel, X):
-    """Whether ``kernel`` is held as a :class:`KernelGram`: no cheap feature map, and PSD by
-    construction (a kernel of unknown kind is factorised at once, which checks it)."""
-    return kernel.mercer and kernel.feature_map(X[:1]) is None
-
-
-def _kernel_term(kernel, Xs, signs, srcs, groups, n, scale=1.0):
-    """One kernel term, block-diagonal over the tasks: a KernelGram or a factor."""
-    if _on_demand(kernel, Xs[0]):
-        return KernelGram(kernel, [(g, X[r], s) for X, s, r, g in zip(Xs, signs, srcs, groups)], n, scale)
-    blocks = [_signed_rows(_kernel_factor(kernel, X), s, r) for X, s, r in zip(Xs, signs, srcs)]
-    B = _block_diag(blocks)
-    return B * np.sqrt(scale) if scale != 1.0 else B
-
-
-# ---------------------------------------------------------------------------------------
-# Layout of multipliers: classification (one per example) or regression (two per example)
-# ---------------------------------------------------------------------------------------
-def _layout(ys, C, regression=False, epsilon=0.0):
-    """Per-task signs, source rows, and the c, lo, hi, a, groups of the dual.
-
-    Classification: one multiplier per example with sign ``y``, ``c = 1``, ``a = y``.
-    Regression: per task ``[lam; lam*]``, signs ``[+1; -1]``, ``c = [y - eps; -y - eps]``,
-    ``a = [+1; -1]`` (prediction ``sum (lam - lam*) k + b``, as in JMLR Section 9).
-    """
-    signs, srcs, cs, groups = [], [], [], []
-    start = 0
-    for y in ys:
-        y = np.asarray(y, dtype=float)
-        T = y.size
-        if regression:
-            sign = np.concatenate([np.ones(T), -np.ones(T)])
-            src = np.concatenate([np.arange(T), np.arange(T)])
-            c = np.concatenate([y - epsilon, -y - epsilon])
-        else:
-            sign, src, c = y, np.arange(T), np.ones(T)
-        signs.append(sign)
-        srcs.append(src)
-        cs.append(c)
-        groups.append(np.arange(start, start + sign.size))
-        start += sign.size
-    c = np.concatenate(cs)
-    signs_all = np.concatenate(signs)
-    return dict(c=c, lo=np.zeros(c.size), hi=np.full(c.size, float(C)), a=signs_all.copy(),
-                groups=groups), signs, srcs
-
-
-def _signed_rows(F, sign, src):
-    """``diag(sign) F[src]`` for dense or sparse ``F``."""
-    if sp.issparse(F):
-        return sp.diags(sign) @ sp.csr_matrix(F)[src]
-    return sign[:, None] * np.asarray(F, dtype=float)[src]
-
-
-def _block_diag(blocks):
-    """Block-diagonal of per-task factors; dense if there is one dense block, else CSR."""
-    if len(blocks) == 1 and not sp.issparse(blocks[0]):
-        return np.asarray(blocks[0], dtype=float)
-    return sp.block_diag([sp.csr_matrix(b) for b in blocks], format="csr")
-
-
-def svm_dual(Xs, ys, kernel="linear", C=1.0, regression=False, epsilon=0.1):
-    """Independent SVMs (or epsilon-SVRs) of all tasks as one MED dual with no switches.
-
-    Parameters
-    ----------
-    Xs : list of array-like, each of shape (n_m, n_features)
-    ys : list of array-like, each of shape (n_m,)
-        Labels in {-1, +1} (classification) or real targets (``regression=True``).
-    kernel : str, Kernel or callable
-    C : float
-    regression : bool
-    epsilon : float
-        Tube half-width for regression.
-
-    Returns
-    -------
-    MEDDual
-    """
-    kernel = get_kernel(kernel)
-    Xs = _canonical_inputs(Xs)
-    kw, signs, srcs = _layout(ys, C, regression, epsilon)
-    Phi0 = _kernel_term(kernel, Xs, signs, srcs, kw["groups"], kw["c"].size)
-    return MEDDual(Phi0=Phi0, alpha=0.0, **kw)
-
-
-def feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=False, epsilon=0.1):
-    """(Multi-task) MED feature selection: one switch per feature shared by all tasks.
-
-    ``Phi_d`` is n x M, column ``m`` holding task ``m``'s signed feature ``d`` on its rows;
-    in ``Phi`` the columns are ordered ``d * M + m``.
-
-    Returns
-    -------
-    MEDDual
-    """
-    Xs = _canonical_inputs(Xs)
-    kw, signs, srcs = _layout(ys, C, regression, epsilon)
-    M = len(Xs)
-    D = Xs[0].shape[1]
-    if any(X.shape[1] != D for X in Xs):
-        raise ValueError("all tasks must have the same number of features for feature selection")
-    blocks = [_signed_rows(X, s, r) for X, s, r in zip(Xs, signs, srcs)]
-    if M == 1:
-        Phi = blocks[0]
-    else:
-        Phi = _block_diag(blocks)
-        perm = (np.arange(M)[None, :] * D + np.arange(D)[:, None]).ravel()
-        Phi = sp.csr_matrix(Phi.tocsc()[:, perm])
-    return MEDDual(Phi=Phi, term_ptr=np.arange(D + 1) * M, alpha=alpha,
-                   term_names=[f"x{d}" for d in range(D)], **kw)
-
-
-def kernel_selection_dual(Xs, ys, kernels, C=1.0, alpha=1.0, regression=False, epsilon=0.1):
-    """(Multi-task) MED kernel selection: one switch per kernel shared by all tasks.
-
-    Each ``H_d`` is block-diagonal over tasks: a kernel with a feature map contributes its
-    signed features, an RBF or polynomial kernel a :class:`KernelGram` (per-task kernel
-    columns on demand); no cross-task Gram matrix is ever formed.
-
-    Returns
-    -------
-    MEDDual
-    """
-    kernels = [get_kernel(k) for k in kernels]
-    Xs = _canonical_inputs(Xs)
-    kw, signs, srcs = _layout(ys, C, regression, epsilon)
-    n = kw["c"].size
-    terms = [_kernel_term(k, Xs, signs, srcs, kw["groups"], n) for k in kernels]
-    return MEDDual(terms=terms, alpha=alpha, term_names=[k.name for k in kernels], **kw)
-
-
-def adaptive_pooling_dual(Xs, ys, kernel="linear", C=1.0, alpha=1.0, shared_scale=1.0,
-                          task_scale=None):
-    """MED adaptive pooling: a shared model over all tasks plus a switched model per task.
-
-    ``Phi0`` factors ``shared_scale * K`` on the pooled examples; term ``m`` factors
-    ``task_scale * K(X_m, X_m)`` on task ``m``'s rows (``task_scale`` defaults to ``10 M``,
-    the JMLR paper's heuristic).
-
-    Returns
-    -------
-    MEDDual
-    """
-    kernel = get_kernel(kernel)
-    Xs = _canonical_inputs(Xs)
-    M = len(Xs)
-    task_scale = 10.0 * M if task_scale is None else float(task_scale)
-    kw, signs, srcs = _layout(ys, C)
-    n = kw["c"].size
-    if _on_demand(kernel, Xs[0]):
-        Xall = sp.vstack(Xs, format="csr") if any(sp.issparse(X) for X in Xs) else np.vstack(Xs)
-        shared = KernelGram(kernel, [(np.arange(n), Xall, np.concatenate(signs))], n, shared_scale)
-        terms = [KernelGram(kernel, [(g, X, s)], n, task_scale)
-                 for X, s, g in zip(Xs, signs, kw["groups"])]
-        return MEDDual(Phi0=shared, terms=terms, alpha=alpha,
-                       term_names=[f"task{m}" for m in range(M)], **kw)
-    F = kernel.feature_map(Xs[0])
-    if F is not None:
-        maps = [kernel.feature_map(X) for X in Xs]
-        shared = [_signed_rows(Fm, s, r) for Fm, s, r in zip(maps, signs, srcs)]
-        if any(sp.issparse(b) for b in shared):
-            Phi0 = sp.vstack([sp.csr_matrix(b) for b in shared], format="csr")
-        else:
-            Phi0 = np.vstack(shared)
-        Phi0 = Phi0 * np.sqrt(shared_scale)
-    else:
-        Xall = sp.vstack(Xs, format="csr") if any(sp.issparse(X) for X in Xs) else np.vstack(Xs)
-        Phi0 = np.concatenate(signs)[:, None] * factorize_gram(shared_scale * kernel(Xall, Xall), name=kernel.name)
-    blocks = [_signed_rows(_kernel_factor(kernel, X), s, r) * np.sqrt(task_scale)
-              for X, s, r in zip(Xs, signs, srcs)]
-    widths = [b.shape[1] for b in blocks]
-    Phi = _block_diag(blocks) if M > 1 else sp.csr_matrix(blocks[0]) if sp.issparse(blocks[0]) else blocks[0]
-    return MEDDual(Phi0=Phi0, Phi=Phi, term_ptr=np.concatenate(([0], np.cumsum(widths))),
-                   alpha=alpha, term_names=[f"task{m}" for m in range(M)], **kw)

@@ -8,7 +8,7 @@ from medmtl.experiments import kernel_banks, selection
 
 def test_warm_path_factorises_once_and_matches_fresh_fits(monkeypatch):
     from medmtl.kernels import RBFKernel
-    from medmtl.med import MultiTaskMEDClassifier, dual as dual_module
+    from medmtl.med import MultiTaskMEDClassifier, grams
 
     rng = np.random.default_rng(0)
     Xs = [rng.random((12, 3)) for _ in range(3)]
@@ -23,8 +23,8 @@ def test_warm_path_factorises_once_and_matches_fresh_fits(monkeypatch):
         return model.objective_
 
     calls = []
-    real = dual_module.factorize_gram
-    monkeypatch.setattr(dual_module, "factorize_gram", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = grams.factorize_gram
+    monkeypatch.setattr(grams, "factorize_gram", lambda *a, **k: calls.append(1) or real(*a, **k))
     path, _ = selection.warm_path(make, [0.5, 2.0], [0.0, 5.0], Xs, ys, objective)
     n_factorised = len(calls)
     fresh = {(C, a): MultiTaskMEDClassifier(selection="kernels", kernels=bank, C=C, alpha=a)

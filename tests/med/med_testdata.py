@@ -9,12 +9,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from medmtl.kernels import LinearKernel, PolynomialKernel, RBFKernel
-from medmtl.med.dual import (
-    adaptive_pooling_dual,
-    feature_selection_dual,
-    kernel_selection_dual,
-    svm_dual,
-)
+from medmtl.med.builders import adaptive_pooling_dual, feature_selection_dual, kernel_selection_dual, svm_dual
 from medmtl.med.solvers import solve
 
 

@@ -14,7 +14,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 import medmtl.med.solvers.bound as alg1
-from medmtl.med.dual import feature_selection_dual, svm_dual
+from medmtl.med.builders import feature_selection_dual, svm_dual
 from medmtl.med.solvers import remaining_gap, solve
 from med_testdata import assert_kkt, cached_duals, make_tasks
 

@@ -17,12 +17,7 @@ from sklearn.svm import SVC
 
 from medmtl.kernels import RBFKernel, per_feature_kernels
 from medmtl.med import MEDClassifier
-from medmtl.med.dual import (
-    adaptive_pooling_dual,
-    feature_selection_dual,
-    kernel_selection_dual,
-    svm_dual,
-)
+from medmtl.med.builders import adaptive_pooling_dual, feature_selection_dual, kernel_selection_dual, svm_dual
 from medmtl.med.solvers import solve
 from med_testdata import (
     assert_kkt,

@@ -10,7 +10,8 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from medmtl.kernels import LinearKernel, PolynomialKernel, RBFKernel
-from medmtl.med.dual import MEDDual, kernel_selection_dual
+from medmtl.med.builders import kernel_selection_dual
+from medmtl.med.dual import MEDDual
 from medmtl.med.solvers import solve
 from med_testdata import assert_kkt, cached_duals, make_tasks
 

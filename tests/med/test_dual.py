@@ -14,16 +14,9 @@ from medmtl.kernels import (
     gram,
     per_feature_kernels,
 )
-from medmtl.med.dual import (
-    FactorGram,
-    KernelGram,
-    MEDDual,
-    adaptive_pooling_dual,
-    factorize_gram,
-    feature_selection_dual,
-    kernel_selection_dual,
-    svm_dual,
-)
+from medmtl.med.builders import adaptive_pooling_dual, feature_selection_dual, kernel_selection_dual, svm_dual
+from medmtl.med.dual import MEDDual
+from medmtl.med.grams import FactorGram, KernelGram, factorize_gram
 from med_testdata import BANK, cached_duals, make_regression_tasks, make_tasks, naive_objective
 
 

@@ -7,12 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from medmtl.kernels import PolynomialKernel, RBFKernel, per_feature_kernels
-from medmtl.med.dual import (
-    adaptive_pooling_dual,
-    feature_selection_dual,
-    kernel_selection_dual,
-    svm_dual,
-)
+from medmtl.med.builders import adaptive_pooling_dual, feature_selection_dual, kernel_selection_dual, svm_dual
 from medmtl.med.solvers import solve
 from med_testdata import make_tasks
 

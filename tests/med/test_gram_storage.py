@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from medmtl.kernels import RBFKernel
-from medmtl.med.dual import adaptive_pooling_dual, feature_selection_dual, svm_dual
+from medmtl.med.builders import adaptive_pooling_dual, feature_selection_dual, svm_dual
 from medmtl.med.solvers import solve
 from medmtl.med.solvers.gram_storage import FactorRows, GroupGrams
 from med_testdata import make_tasks

@@ -13,7 +13,7 @@ import pytest
 _SMO = """
 import numpy as np
 from medmtl.kernels import PolynomialKernel
-from medmtl.med.dual import svm_dual
+from medmtl.med.builders import svm_dual
 from medmtl.med.solvers import solve
 rng = np.random.RandomState(0)
 X = rng.normal(loc=100, size=(100, 2))
@@ -27,7 +27,7 @@ solve(dual, "newton", options={"max_steps": 10**9})
 # Coordinate passes with a tolerance they cannot meet and no pass limit to speak of.
 _CD = """
 import numpy as np
-from medmtl.med.dual import svm_dual
+from medmtl.med.builders import svm_dual
 from medmtl.med.solvers import solve
 rng = np.random.default_rng(0)
 X = rng.normal(size=(3000, 300))

@@ -16,14 +16,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC, SVR
 
 from medmtl.kernels import LinearKernel, PolynomialKernel, RBFKernel, per_feature_kernels
-from medmtl.med.dual import (
-    KernelGram,
-    MEDDual,
-    adaptive_pooling_dual,
-    feature_selection_dual,
-    kernel_selection_dual,
-    svm_dual,
-)
+from medmtl.med.builders import adaptive_pooling_dual, feature_selection_dual, kernel_selection_dual, svm_dual
+from medmtl.med.dual import MEDDual
+from medmtl.med.grams import KernelGram
 from medmtl.med.solvers import solve
 from med_testdata import (
     MODEL_KINDS,

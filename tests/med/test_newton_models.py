@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from medmtl.kernels import LinearKernel, RBFKernel
-from medmtl.med.dual import feature_selection_dual, kernel_selection_dual, svm_dual
+from medmtl.med.builders import feature_selection_dual, kernel_selection_dual, svm_dual
 from medmtl.med.solvers import get_method, solve
 from medmtl.med.solvers.gram_storage import FactorRows
 from medmtl.med.solvers.newton_models import (

@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from medmtl.kernels import RBFKernel
 from medmtl.med import MEDClassifier
-from medmtl.med.dual import svm_dual
+from medmtl.med.builders import svm_dual
 from medmtl.med.solvers import (
     METHODS,
     MEDSolution,

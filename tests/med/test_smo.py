@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from sklearn.svm import SVC
 
 import medmtl.med.solvers.smo as smo
-from medmtl.med.dual import feature_selection_dual, svm_dual
+from medmtl.med.builders import feature_selection_dual, svm_dual
 from medmtl.med.solvers import solve
 from medmtl.med.solvers.smo import ColumnCache, _free_set_step, smo_solve
 

@@ -17,7 +17,7 @@ the coordinate passes and face steps (:mod:`~.coordinate_steps`,
 Examples
 --------
 >>> import numpy as np
->>> from medmtl.med.dual import feature_selection_dual
+>>> from medmtl.med.builders import feature_selection_dual
 >>> X = np.array([[1.0, 0.2], [0.9, -0.1], [-1.0, 0.1], [-1.1, 0.0]])
 >>> y = np.array([1, 1, -1, -1])
 >>> dual = feature_selection_dual([X], [y], C=1.0, alpha=1.0)

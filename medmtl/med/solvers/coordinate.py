@@ -105,7 +105,7 @@ class CoordinateMethod(Method):
 
     Examples
     --------
-    >>> from medmtl.med.dual import feature_selection_dual
+    >>> from medmtl.med.builders import feature_selection_dual
     >>> from medmtl.med.solvers import solve
     >>> X = np.array([[1.0, 0.2], [0.9, -0.1], [-1.0, 0.1], [-1.1, 0.0]])
     >>> dual = feature_selection_dual([X], [np.array([1, 1, -1, -1])], C=1.0, alpha=1.0)

@@ -90,7 +90,7 @@ class DirectMethod(Method):
     --------
     With ``alpha = 0`` the dual is a QP, which any CVXPY QP solver takes:
 
-    >>> from medmtl.med.dual import svm_dual
+    >>> from medmtl.med.builders import svm_dual
     >>> from medmtl.med.solvers import solve
     >>> X, y = np.array([[0.0, 1.0], [0.5, 0.8], [1.0, -0.2], [1.5, 0.1]]), np.array([-1, -1, 1, 1])
     >>> dual = svm_dual([X], [y], "linear", C=1.0)

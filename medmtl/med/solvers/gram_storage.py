@@ -21,7 +21,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ..dual import KernelGram
+from ..grams import KernelGram
 
 __all__ = ["FactorRows", "GroupGrams"]
 
@@ -134,7 +134,7 @@ class GroupGrams:
 
     Examples
     --------
-    >>> from medmtl.med.dual import feature_selection_dual
+    >>> from medmtl.med.builders import feature_selection_dual
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
     >>> dual = feature_selection_dual([X, X], [np.array([1, -1]), np.array([1, -1])], alpha=1.0)
     >>> gg = GroupGrams.of(dual)
@@ -209,7 +209,7 @@ class GroupGrams:
         Examples
         --------
         >>> from medmtl.kernels import RBFKernel
-        >>> from medmtl.med.dual import svm_dual
+        >>> from medmtl.med.builders import svm_dual
         >>> X, y = np.array([[0.0], [1.0]]), np.array([1, -1])
         >>> gg = GroupGrams.from_operators(svm_dual([X, X], [y, y], RBFKernel(1.0)))
         >>> gg.ok, gg.terms[0].tolist(), round(float(gg.grams[0][0, 0, 1]), 4)

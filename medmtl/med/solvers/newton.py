@@ -83,7 +83,7 @@ class NewtonMethod(Method):
     evaluated on demand) is the whole solve.
 
     >>> from medmtl.kernels import RBFKernel
-    >>> from medmtl.med.dual import svm_dual
+    >>> from medmtl.med.builders import svm_dual
     >>> from medmtl.med.solvers import solve
     >>> X, y = np.array([[0.0], [0.4], [1.0], [1.5]]), np.array([-1, -1, 1, 1])
     >>> sol = solve(svm_dual([X], [y], RBFKernel(1.0), C=10.0), "newton")

@@ -154,7 +154,7 @@ def choose_method(dual, options=None):
 
     Examples
     --------
-    >>> from medmtl.med.dual import svm_dual
+    >>> from medmtl.med.builders import svm_dual
     >>> X, y = np.tile([[1.0], [-1.0]], (1500, 1)), np.tile([1, -1], 1500)
     >>> choose_method(svm_dual([X], [y])), choose_method(svm_dual([X[:20]], [y[:20]]))
     ('cd', 'newton')
@@ -183,7 +183,7 @@ class AutoMethod(Method):
 
     Examples
     --------
-    >>> from medmtl.med.dual import svm_dual
+    >>> from medmtl.med.builders import svm_dual
     >>> X, y = np.array([[1.0], [2.0], [-1.0], [-2.0]]), np.array([1, 1, -1, -1])
     >>> solve(svm_dual([X], [y]), "auto").method
     'newton'
@@ -263,7 +263,7 @@ def solve(dual, method="auto", *, solver=None, options=None, init=None):
 
     Examples
     --------
-    >>> from medmtl.med.dual import feature_selection_dual
+    >>> from medmtl.med.builders import feature_selection_dual
     >>> X = np.array([[1.0, 0.2], [0.9, -0.1], [-1.0, 0.1], [-1.1, 0.0]])
     >>> dual = feature_selection_dual([X], [np.array([1, 1, -1, -1])], C=1.0, alpha=1.0)
     >>> a = solve(dual, "bound", options={"inexact": False})

@@ -1,0 +1,190 @@
+"""The MED models as duals: the SVM and SVR, feature selection, kernel selection and
+adaptive pooling, single or multi-task (a single task is one group).
+
+Each builder lays out the multipliers (one per example for classification, two for
+regression, JMLR Section 9), their box and per-task equality, and the dual's terms: the
+shared term ``Phi0`` and the switched terms ``Phi_d`` as factors or kernels on demand
+(:mod:`medmtl.med.grams`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kernels import get_kernel
+from .dual import MEDDual
+from .grams import KernelGram, canonical_inputs, factorize_gram, kernel_factor, on_demand
+
+__all__ = ["svm_dual", "feature_selection_dual", "kernel_selection_dual", "adaptive_pooling_dual"]
+
+
+def _kernel_term(kernel, Xs, signs, srcs, groups, n, scale=1.0):
+    """One kernel term, block-diagonal over the tasks: a KernelGram or a factor."""
+    if on_demand(kernel, Xs[0]):
+        return KernelGram(kernel, [(g, X[r], s) for X, s, r, g in zip(Xs, signs, srcs, groups)], n, scale)
+    blocks = [_signed_rows(kernel_factor(kernel, X), s, r) for X, s, r in zip(Xs, signs, srcs)]
+    B = _block_diag(blocks)
+    return B * np.sqrt(scale) if scale != 1.0 else B
+
+
+# ---------------------------------------------------------------------------------------
+# Layout of multipliers: classification (one per example) or regression (two per example)
+# ---------------------------------------------------------------------------------------
+def _layout(ys, C, regression=False, epsilon=0.0):
+    """Per-task signs, source rows, and the c, lo, hi, a, groups of the dual.
+
+    Classification: one multiplier per example with sign ``y``, ``c = 1``, ``a = y``.
+    Regression: per task ``[lam; lam*]``, signs ``[+1; -1]``, ``c = [y - eps; -y - eps]``,
+    ``a = [+1; -1]`` (prediction ``sum (lam - lam*) k + b``, as in JMLR Section 9).
+    """
+    signs, srcs, cs, groups = [], [], [], []
+    start = 0
+    for y in ys:
+        y = np.asarray(y, dtype=float)
+        T = y.size
+        if regression:
+            sign = np.concatenate([np.ones(T), -np.ones(T)])
+            src = np.concatenate([np.arange(T), np.arange(T)])
+            c = np.concatenate([y - epsilon, -y - epsilon])
+        else:
+            sign, src, c = y, np.arange(T), np.ones(T)
+        signs.append(sign)
+        srcs.append(src)
+        cs.append(c)
+        groups.append(np.arange(start, start + sign.size))
+        start += sign.size
+    c = np.concatenate(cs)
+    signs_all = np.concatenate(signs)
+    return dict(c=c, lo=np.zeros(c.size), hi=np.full(c.size, float(C)), a=signs_all.copy(),
+                groups=groups), signs, srcs
+
+
+def _signed_rows(F, sign, src):
+    """``diag(sign) F[src]`` for dense or sparse ``F``."""
+    if sp.issparse(F):
+        return sp.diags(sign) @ sp.csr_matrix(F)[src]
+    return sign[:, None] * np.asarray(F, dtype=float)[src]
+
+
+def _block_diag(blocks):
+    """Block-diagonal of per-task factors; dense if there is one dense block, else CSR."""
+    if len(blocks) == 1 and not sp.issparse(blocks[0]):
+        return np.asarray(blocks[0], dtype=float)
+    return sp.block_diag([sp.csr_matrix(b) for b in blocks], format="csr")
+
+
+def svm_dual(Xs, ys, kernel="linear", C=1.0, regression=False, epsilon=0.1):
+    """Independent SVMs (or epsilon-SVRs) of all tasks as one MED dual with no switches.
+
+    Parameters
+    ----------
+    Xs : list of array-like, each of shape (n_m, n_features)
+    ys : list of array-like, each of shape (n_m,)
+        Labels in {-1, +1} (classification) or real targets (``regression=True``).
+    kernel : str, Kernel or callable
+    C : float
+    regression : bool
+    epsilon : float
+        Tube half-width for regression.
+
+    Returns
+    -------
+    MEDDual
+    """
+    kernel = get_kernel(kernel)
+    Xs = canonical_inputs(Xs)
+    kw, signs, srcs = _layout(ys, C, regression, epsilon)
+    Phi0 = _kernel_term(kernel, Xs, signs, srcs, kw["groups"], kw["c"].size)
+    return MEDDual(Phi0=Phi0, alpha=0.0, **kw)
+
+
+def feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=False, epsilon=0.1):
+    """(Multi-task) MED feature selection: one switch per feature shared by all tasks.
+
+    ``Phi_d`` is n x M, column ``m`` holding task ``m``'s signed feature ``d`` on its rows;
+    in ``Phi`` the columns are ordered ``d * M + m``.
+
+    Returns
+    -------
+    MEDDual
+    """
+    Xs = canonical_inputs(Xs)
+    kw, signs, srcs = _layout(ys, C, regression, epsilon)
+    M = len(Xs)
+    D = Xs[0].shape[1]
+    if any(X.shape[1] != D for X in Xs):
+        raise ValueError("all tasks must have the same number of features for feature selection")
+    blocks = [_signed_rows(X, s, r) for X, s, r in zip(Xs, signs, srcs)]
+    if M == 1:
+        Phi = blocks[0]
+    else:
+        Phi = _block_diag(blocks)
+        perm = (np.arange(M)[None, :] * D + np.arange(D)[:, None]).ravel()
+        Phi = sp.csr_matrix(Phi.tocsc()[:, perm])
+    return MEDDual(Phi=Phi, term_ptr=np.arange(D + 1) * M, alpha=alpha,
+                   term_names=[f"x{d}" for d in range(D)], **kw)
+
+
+def kernel_selection_dual(Xs, ys, kernels, C=1.0, alpha=1.0, regression=False, epsilon=0.1):
+    """(Multi-task) MED kernel selection: one switch per kernel shared by all tasks.
+
+    Each ``H_d`` is block-diagonal over tasks: a kernel with a feature map contributes its
+    signed features, an RBF or polynomial kernel a :class:`KernelGram` (per-task kernel
+    columns on demand); no cross-task Gram matrix is ever formed.
+
+    Returns
+    -------
+    MEDDual
+    """
+    kernels = [get_kernel(k) for k in kernels]
+    Xs = canonical_inputs(Xs)
+    kw, signs, srcs = _layout(ys, C, regression, epsilon)
+    n = kw["c"].size
+    terms = [_kernel_term(k, Xs, signs, srcs, kw["groups"], n) for k in kernels]
+    return MEDDual(terms=terms, alpha=alpha, term_names=[k.name for k in kernels], **kw)
+
+
+def adaptive_pooling_dual(Xs, ys, kernel="linear", C=1.0, alpha=1.0, shared_scale=1.0,
+                          task_scale=None):
+    """MED adaptive pooling: a shared model over all tasks plus a switched model per task.
+
+    ``Phi0`` factors ``shared_scale * K`` on the pooled examples; term ``m`` factors
+    ``task_scale * K(X_m, X_m)`` on task ``m``'s rows (``task_scale`` defaults to ``10 M``,
+    the JMLR paper's heuristic).
+
+    Returns
+    -------
+    MEDDual
+    """
+    kernel = get_kernel(kernel)
+    Xs = canonical_inputs(Xs)
+    M = len(Xs)
+    task_scale = 10.0 * M if task_scale is None else float(task_scale)
+    kw, signs, srcs = _layout(ys, C)
+    n = kw["c"].size
+    if on_demand(kernel, Xs[0]):
+        Xall = sp.vstack(Xs, format="csr") if any(sp.issparse(X) for X in Xs) else np.vstack(Xs)
+        shared = KernelGram(kernel, [(np.arange(n), Xall, np.concatenate(signs))], n, shared_scale)
+        terms = [KernelGram(kernel, [(g, X, s)], n, task_scale)
+                 for X, s, g in zip(Xs, signs, kw["groups"])]
+        return MEDDual(Phi0=shared, terms=terms, alpha=alpha,
+                       term_names=[f"task{m}" for m in range(M)], **kw)
+    F = kernel.feature_map(Xs[0])
+    if F is not None:
+        maps = [kernel.feature_map(X) for X in Xs]
+        shared = [_signed_rows(Fm, s, r) for Fm, s, r in zip(maps, signs, srcs)]
+        if any(sp.issparse(b) for b in shared):
+            Phi0 = sp.vstack([sp.csr_matrix(b) for b in shared], format="csr")
+        else:
+            Phi0 = np.vstack(shared)
+        Phi0 = Phi0 * np.sqrt(shared_scale)
+    else:
+        Xall = sp.vstack(Xs, format="csr") if any(sp.issparse(X) for X in Xs) else np.vstack(Xs)
+        Phi0 = np.concatenate(signs)[:, None] * factorize_gram(shared_scale * kernel(Xall, Xall), name=kernel.name)
+    blocks = [_signed_rows(kernel_factor(kernel, X), s, r) * np.sqrt(task_scale)
+              for X, s, r in zip(Xs, signs, srcs)]
+    widths = [b.shape[1] for b in blocks]
+    Phi = _block_diag(blocks) if M > 1 else sp.csr_matrix(blocks[0]) if sp.issparse(blocks[0]) else blocks[0]
+    return MEDDual(Phi0=Phi0, Phi=Phi, term_ptr=np.concatenate(([0], np.cumsum(widths))),
+                   alpha=alpha, term_names=[f"task{m}" for m in range(M)], **kw)
