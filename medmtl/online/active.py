@@ -435,7 +435,7 @@ class ActiveLearner(MultiTaskLearner):
             stream = X
         else:
             stream = MultiTaskStream.interleave(X, order=order, random_state=rng if order is None else None)
-        oracle = as_oracle(y, stream.n_tasks)
+        oracle = as_oracle(y, stream.n_tasks, [X.shape[0] for X in stream.Xs])
         self._start(stream.n_tasks, stream.n_features[0])
         self._rng = rng
         n = stream.n_rounds

@@ -45,6 +45,9 @@ def _check_multiclass_labels(labels, n_samples=None):
         raise ValueError(f"labels must be 1-D; got shape {labels.shape}")
     if n_samples is not None and labels.shape[0] != n_samples:
         raise ValueError(f"labels has {labels.shape[0]} entries but X has {n_samples} rows")
+    if labels.dtype.kind in "fc" and np.any(np.isnan(labels)) or labels.dtype.kind == "O" and any(
+            v is None or isinstance(v, float) and np.isnan(v) for v in labels):
+        raise ValueError("labels contain NaN or None: every round needs its class")
     classes = np.unique(labels)
     if classes.size < 2:
         raise ValueError(f"a multiclass stream needs at least two classes; found {classes.size}")

@@ -205,7 +205,7 @@ class LabelOracle:
         return (self._labels, self._offsets, self._asked, self.queries_per_task, self._totals)
 
 
-def as_oracle(y, n_tasks=None):
+def as_oracle(y, n_tasks=None, n_rows=None):
     """The oracle itself, or a :class:`LabelOracle` over per-task label arrays.
 
     Parameters
@@ -213,15 +213,32 @@ def as_oracle(y, n_tasks=None):
     y : LabelOracle or list of array-like of labels in {-1, +1}
     n_tasks : int, optional
         The number of tasks the oracle must know.
+    n_rows : sequence of int, optional
+        The number of examples of each task: the oracle must hold a label for each, so that
+        a short label array is an error before the first round rather than midway.
+
+    Returns
+    -------
+    LabelOracle
 
     Examples
     --------
     >>> as_oracle([[1, -1], [1]]).n_tasks
     2
+    >>> as_oracle([[1, -1], [1]], n_rows=[2, 3])
+    Traceback (most recent call last):
+    ...
+    ValueError: the oracle holds 1 label for task 1, which has 3 examples
     """
     oracle = y if isinstance(y, LabelOracle) else LabelOracle(y)
     if n_tasks is not None and oracle.n_tasks != n_tasks:
         raise ValueError(f"the oracle holds {oracle.n_tasks} tasks but the stream has {n_tasks}")
+    if n_rows is not None:
+        held = np.diff(oracle._offsets)
+        for j, (h, n) in enumerate(zip(held, n_rows)):
+            if h < n:
+                raise ValueError(f"the oracle holds {h} label{'s' if h != 1 else ''} for task {j}, "
+                                 f"which has {n} examples")
     return oracle
 
 

@@ -250,7 +250,7 @@ class SHAMPO(MultiTaskLearner):
         self
         """
         stream = self._make_stream(X)
-        oracle = as_oracle(y, stream.n_tasks)
+        oracle = as_oracle(y, stream.n_tasks, [stream.n_rounds] * stream.n_tasks)
         self._setup(stream, oracle)
         self._pass(stream, oracle, 0, record=True)
         return self

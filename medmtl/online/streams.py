@@ -57,11 +57,41 @@ def row_norms(X):
     >>> row_norms(np.array([[3.0, 4.0], [0.0, 0.0]]))
     array([5., 0.])
     """
+    with np.errstate(over="ignore", under="ignore"):
+        if sp.issparse(X):
+            X = _canonical(sp.csr_matrix(X))
+            owner = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            norms = np.sqrt(np.bincount(owner, weights=X.data ** 2, minlength=X.shape[0]))
+        else:
+            X = np.asarray(X)
+            norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    extreme = np.flatnonzero(_extreme_rows(X))
+    if extreme.size:
+        # squares of entries above ~1e154 overflow and below ~1e-154 underflow: those rows
+        # are divided by their largest |entry| first, which leaves a norm in [1, sqrt(d)]
+        rows = X[extreme]
+        peaks = _row_peaks(rows)
+        scaled = (sp.diags(1.0 / peaks) @ rows).tocsr() if sp.issparse(rows) else rows / peaks[:, None]
+        norms[extreme] = peaks * row_norms(scaled)
+    return norms
+
+
+_TINY, _HUGE = 1e-150, 1e150
+
+
+def _row_peaks(X):
+    """The largest |entry| of every row (0 for an empty row)."""
     if sp.issparse(X):
-        X = _canonical(sp.csr_matrix(X))
-        owner = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        return np.sqrt(np.bincount(owner, weights=X.data ** 2, minlength=X.shape[0]))
-    return np.sqrt(np.einsum("ij,ij->i", X, X))
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            return np.zeros(X.shape[0])
+        return np.asarray(abs(sp.csr_matrix(X)).max(axis=1).todense(), dtype=float).ravel()
+    return np.abs(np.asarray(X)).max(axis=1, initial=0.0).astype(float)
+
+
+def _extreme_rows(X):
+    """Rows whose squared entries would overflow or underflow."""
+    peaks = _row_peaks(X)
+    return (peaks > _HUGE) | ((peaks > 0) & (peaks < _TINY))
 
 
 def scale_to_unit_ball(X, method="row"):
@@ -95,6 +125,14 @@ def scale_to_unit_ball(X, method="row"):
     X = check_matrix(X)
     if sp.issparse(X):
         X = _canonical(X)
+    if np.any(_extreme_rows(X)):
+        # bring every row's largest |entry| into a safe range first (a power of two, so the
+        # direction is unchanged), then scale as usual
+        exponents = np.frexp(np.where(_row_peaks(X) > 0, _row_peaks(X), 1.0))[1].astype(float)
+        if method == "max":
+            exponents[:] = exponents.max()
+        shrink = np.ldexp(1.0, -exponents.astype(int))
+        X = (sp.diags(shrink) @ X).tocsr() if sp.issparse(X) else X * shrink[:, None]
     norms = row_norms(X)
     if method == "max":
         top = norms.max()
