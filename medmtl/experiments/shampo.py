@@ -205,6 +205,7 @@ def table1_cell(cell):
         result[f"{mode} SHAMPO"] = 100 * runs[(mode, "shampo", best)][1]
         result[f"{mode} SHAMPO b"] = best
         result[f"{mode} SHAMPO test by b"] = [100 * runs[(mode, "shampo", b)][1] for b in cell["b_grid"]]
+        result[f"{mode} SHAMPO validation by b"] = [100 * v for v in vals]
     return result
 
 

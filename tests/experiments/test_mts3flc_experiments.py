@@ -103,11 +103,21 @@ def test_select_quick(cache, out):
 
 
 def test_development_problem_shares_no_post_with_the_six_problems():
-    from medmtl.datasets.newsgroups_tasks import DEVELOPMENT_TASKS, TOP_CATEGORIES
+    """Options are chosen on the development problem: none of its posts (texts) may be a post of
+    the six evaluated problems, and it must hold every post of its own four groups."""
+    from medmtl.datasets import load_20newsgroups
+    from medmtl.datasets.newsgroups_tasks import DEVELOPMENT_TASKS, TOP_CATEGORIES, development_problem
 
-    dev = {g for pair in DEVELOPMENT_TASKS for g in pair}
-    assert len(dev) == 4
-    assert not dev & {g for subs in TOP_CATEGORIES.values() for g in subs}
+    docs, names, labels = load_20newsgroups()
+    group = np.asarray(names)[labels]
+    dev_groups = sorted({g for pair in DEVELOPMENT_TASKS for g in pair})
+    evaluated = sorted({g for subs in TOP_CATEGORIES.values() for g in subs})
+    dev_posts = {docs[i] for i in np.flatnonzero(np.isin(group, dev_groups))}
+    evaluated_posts = {docs[i] for i in np.flatnonzero(np.isin(group, evaluated))}
+    assert len(dev_groups) == 4 and dev_posts and evaluated_posts
+    assert not dev_posts & evaluated_posts
+    ds = development_problem()
+    assert sum(t.n_samples for t in ds.tasks) == int(np.isin(group, dev_groups).sum())
 
 
 def test_tiny_labelled_sets_hold_both_classes():
