@@ -124,10 +124,9 @@ class _TriFactorization(BaseEstimator):
         XL, XU, Y = [], [], []
         n_words = None
         for i in range(n_tasks):
-            if Xs_labeled[i] is None or (Xs_labeled[i].shape if sp.issparse(Xs_labeled[i])
-                                         else np.shape(Xs_labeled[i]))[0] == 0:
+            xl = None if Xs_labeled[i] is None else check_documents(Xs_labeled[i], f"Xs_labeled[{i}]", n_words)
+            if xl is None or xl.shape[0] == 0:
                 raise ValueError(f"task {i} has no labelled documents; every task needs at least one")
-            xl = check_documents(Xs_labeled[i], f"Xs_labeled[{i}]", n_words)
             n_words = xl.shape[1]
             y = check_labels(ys[i], xl.shape[0], f"ys[{i}]")
             if Xs_unlabeled[i] is None:

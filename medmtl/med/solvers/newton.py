@@ -17,6 +17,7 @@ This module is the driver; the Newton quantities come from one of the three mode
 
 from __future__ import annotations
 
+import math
 import time
 from numbers import Integral, Real
 
@@ -182,7 +183,7 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
         elif trusted:
             inner_eps = max(eps_final, _TRUSTED_FORCING * min(run.gap, run.gap * run.gap))
         else:
-            inner_eps = max(eps_final, min(0.1 * run.gap, run.gap ** 1.5))
+            inner_eps = max(eps_final, min(0.1 * run.gap, float(run.gap) * math.sqrt(run.gap)))
         inner_eps = max(inner_eps, floor)
         steps, inner_gap = model.subproblem(grad_b, beta, blo, bhi, inner_eps, max_steps)
         run.steps.append(steps)
