@@ -107,13 +107,14 @@ html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
 html_show_sourcelink = False
 
 
-# Temporary: other contributors are rewriting the docstrings of these subpackages while this
-# site is set up, so warnings about them are dropped and the build stays strict for the rest.
+# Temporary: the docstrings of these two subpackages still have undocumented parameters, so
+# warnings about them are dropped and the build stays strict for the rest (datasets, online,
+# kernels, nmtf, evaluation, model_selection).
 # Each pattern is searched in "location: message"; delete the list once their docstrings build.
 _PENDING_DOCSTRING_FIXES = [
-    r"docstring for 'medmtl\.(datasets|experiments|med|online)\.",  # numpydoc validation
-    r"/medmtl/(datasets/(?!ising\.py)|experiments/|med/|online/)\S*:docstring of",  # docutils
-    r"/api/generated/medmtl\.(datasets|experiments|med|online)\S*:\d+:<autosummary>",  # summaries
+    r"docstring for 'medmtl\.(experiments|med)\.",  # numpydoc validation
+    r"/medmtl/(experiments/|med/)\S*:docstring of",  # docutils
+    r"/api/generated/medmtl\.(experiments|med)\S*:\d+:<autosummary>",  # summaries
 ]
 
 

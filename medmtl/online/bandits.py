@@ -160,7 +160,17 @@ class _BanditLearner(MulticlassLearner):
             raise ValueError(f"scale must be 'row', 'max' or None, got {self.scale!r}")
 
     def decision_function(self, X):
-        """One margin per class (Banditron) or per binary task, shape (n_samples, n_outputs)."""
+        """One margin per class (Banditron) or per binary task.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Inputs, scaled as in training.
+
+        Returns
+        -------
+        margins : ndarray of shape (n_samples, n_outputs)
+        """
         self._check_fitted()
         X = scale_to_unit_ball(X, method=self.scale or "row")
         if X.shape[1] != self.n_features_in_:

@@ -267,6 +267,21 @@ class MultiTaskStream:
         The multiclass reductions use it: every binary problem reads ``x_t``. The matrix is
         stored once and a block's margins are one product ``X[block] @ W.T``.
 
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_rounds, n_features)
+            The input of each round.
+        n_tasks : int
+            How many tasks see it.
+        scale : {"row", "max"} or None, default="row"
+            As for :class:`MultiTaskStream`.
+        dtype : numpy dtype, default=numpy.float64
+            As for :class:`MultiTaskStream`.
+
+        Returns
+        -------
+        MultiTaskStream
+
         Examples
         --------
         >>> s = MultiTaskStream.shared_input(np.eye(3), n_tasks=4)
