@@ -9,6 +9,7 @@ the ``with`` block, as scikit-learn does it; the user's own setting is restored 
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from functools import lru_cache
 
 __all__ = ["one_blas_thread"]
@@ -33,4 +34,9 @@ def one_blas_thread():
     >>> x.tolist()
     [3.0, 3.0, 3.0]
     """
-    return _controller().limit(limits=1, user_api="blas")
+    blas = _controller().select(user_api="blas")
+    if all(lib.num_threads == 1 for lib in blas.lib_controllers):
+        # already one thread: setting it again is not free (tens of milliseconds in a forked
+        # worker), and there is nothing to restore
+        return nullcontext()
+    return blas.limit(limits=1)
