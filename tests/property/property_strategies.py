@@ -240,10 +240,14 @@ def _unsorted(A, rng):
 
 
 def _explicit_zeros(A, rng):
-    A = sp.lil_matrix(A)
-    i, j = rng.integers(A.shape[0]), rng.integers(A.shape[1])
-    B = sp.csr_matrix(A)
-    B[i, j] = 0.0  # stored explicitly
+    """CSR of the same matrix with a zero stored explicitly where the matrix is zero."""
+    B = sp.csr_matrix(A, copy=True)
+    zeros = np.argwhere(B.toarray() == 0)
+    if len(zeros):
+        i, j = zeros[rng.integers(len(zeros))]
+        rows = np.repeat(np.arange(B.shape[0]), np.diff(B.indptr))
+        B = sp.csr_matrix((np.r_[B.data, 0.0], (np.r_[rows, i], np.r_[B.indices, j])), shape=B.shape)
+        B = sp.csr_matrix((B.data, B.indices, B.indptr), shape=B.shape)  # keeps the stored zero
     return B
 
 
