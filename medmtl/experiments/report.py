@@ -12,9 +12,9 @@ row names what it measured, the rule that selected every hyper-parameter behind 
                     selection="C on validation mean AUC", measured=fmt(result.measured[...][0]),
                     paper=".861")]
 
-Rows appear in the order the experiment modules register them, and only for the experiments
-whose result file exists. The table replaces the README's text between :data:`BEGIN` and
-:data:`END`::
+Rows appear in the order of the registry's experiment modules (within a module, in the order
+it registers them), and only for the experiments whose result file exists. The table
+replaces the README's text between :data:`BEGIN` and :data:`END`::
 
     python -m medmtl.experiments.report            # rewrite that part of README.md
     python -m medmtl.experiments.report --check    # exit 1 if README.md is not what the results give
@@ -145,8 +145,13 @@ def collect_rows(results_dir):
     from medmtl.experiments.result import load_result
 
     registry.names()  # imports every experiment module, and so their row functions
+    # in the registry's order of modules (not the order they happened to be imported in),
+    # then in the order each module registers its rows
+    modules = registry.EXPERIMENT_MODULES
+    ordered = sorted(_ROW_FUNCTIONS.items(), key=lambda item: (
+        modules.index(item[1].__module__) if item[1].__module__ in modules else len(modules)))
     rows = []
-    for name, func in _ROW_FUNCTIONS.items():
+    for name, func in ordered:
         path = Path(results_dir) / f"{name}.json"
         if not path.exists():
             continue
