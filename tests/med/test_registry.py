@@ -163,6 +163,25 @@ def test_an_infeasible_or_non_finite_answer_is_an_error(registered, answer, mess
         solve(cached_duals()["single_fs"], "test-recorder")
 
 
+@pytest.mark.parametrize("factor, accepted", [(1.0, True), (1e3, False)])
+def test_a_rounding_residue_of_the_equalities_is_accepted(registered, factor, accepted):
+    # one multiplier of a group left at eps * C by rounding: its equality is off by that much,
+    # which is no infeasibility (heart-pooling's full run stopped on such a 2.2e-16); a
+    # thousand times that is an infeasible answer again
+    def residue(dual):
+        lam = np.zeros(dual.n)
+        lam[np.flatnonzero(dual.a > 0)[0]] = factor * np.finfo(float).eps * dual.hi.max()
+        return lam
+
+    registered(Recorder(_answer(residue)))
+    dual = cached_duals()["single_fs"]
+    if accepted:
+        assert solve(dual, "test-recorder").method == "test-recorder"
+    else:
+        with pytest.raises(RuntimeError, match="group equalities"):
+            solve(dual, "test-recorder")
+
+
 @pytest.mark.parametrize("status, expected", [("converged", None), ("optimal", None),
                                               ("max_iter", "stopped at max_iter=7"),
                                               ("stalled", "stalled"),
