@@ -22,7 +22,7 @@ from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 
 __all__ = ["PAPER_TABLE3", "K_SHARED_GRID", "PROBLEMS", "problem_dataset", "labelled_split", "accuracies",
-           "topic_words", "table3", "fig1", "topics", "select"]
+           "topic_words", "table3", "fig1", "topics", "select", "chosen_options"]
 
 PROBLEMS = ["comp-rec", "comp-talk", "sci-rec", "rec-talk", "sci-talk", "sci-comp"]
 PROBLEM_TITLES = {p: p.replace("-", " vs ") for p in PROBLEMS}
@@ -46,13 +46,9 @@ PAPER_TABLE3 = {
     "k_s=20": [95.00, 92.81, 95.11, 94.42, 89.17, 90.76, 92.88],
 }
 
-# The 2-task problem on the newsgroups outside the six problems; modelling choices are made there.
+# The 2-task problem on the newsgroups outside the six problems; modelling choices are made there
+# (``mts3flc-select``), and Table III and Fig. 1 take them from that run (:func:`chosen_options`).
 DEVELOPMENT = "development"
-# What the full run of ``mts3flc-select`` chose there (10 runs, 6 and 14 labelled documents per
-# task): C = 1e4 for the logistic-regression baselines (mean of LG and pooled LG 85.4 % against
-# 84.3 % at the estimators' default C = 100); for the factorisations, the estimators' defaults
-# (C = 100 for the start of G_iU, memberships renormalised: mean of S3FLC and MTS3FLC 97.6 %).
-BASELINE_PARAMS = {"C": 1e4}
 
 # Quick runs: one problem, a subsample of the posts, fewer runs and grid points.
 _QUICK_DOCS_PER_GROUP = 80
@@ -164,12 +160,14 @@ def table3(options=RunOptions(), *, runs=None):
     problems = ["comp-rec"] if quick else PROBLEMS
     k_grid = [0, 5, 20] if quick else K_SHARED_GRID
     runs = runs if runs is not None else (2 if quick else 30)
+    chosen = chosen_options(options)
     cells = []
     for p in problems:
         for r in range(runs):
             base = {"problem": p, "n_labeled": TABLE3_LABELED[p], "run": r, "seed": seed, "quick": quick}
-            cells.append({**base, "method": "baselines", "k_s": None, "params": BASELINE_PARAMS})
-            cells += [{**base, "method": "s3flc" if k == 0 else "mts3flc", "k_s": k} for k in k_grid]
+            cells.append({**base, "method": "baselines", "k_s": None, "params": chosen["baselines"]})
+            cells += [{**base, "method": "s3flc" if k == 0 else "mts3flc", "k_s": k,
+                       "params": chosen["factorisation"]} for k in k_grid]
     out = run_grid(CellCall(accuracies), cells, name="mts3flc-table3", options=options)
     methods = ["LG", "pooled LG"] + [f"k_s={k}" for k in k_grid]
     per = {m: {p: [] for p in problems} for m in methods}  # run means of the task accuracies
@@ -188,7 +186,7 @@ def table3(options=RunOptions(), *, runs=None):
     result = ExperimentResult(
         name="mts3flc-table3",
         settings={"problems": problems, "k_shared_grid": k_grid, "n_topics": N_TOPICS, "runs": runs,
-                  "baseline_params": BASELINE_PARAMS, "options_chosen_by": "mts3flc-select",
+                  "options": chosen, "options_chosen_by": OPTIONS_RULE,
                   "labeled_per_task": {p: TABLE3_LABELED[p] for p in problems}, "max_iter": 20,
                   "quick": quick, "seed": seed,
                   "data": ("20 Newsgroups bydate, tf-idf, min_df=25" if not quick else
@@ -242,14 +240,15 @@ def fig1(options=RunOptions(), *, runs=None):
     problems = ["comp-rec"] if quick else PROBLEMS
     sizes = [2, 6] if quick else [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
     runs = runs if runs is not None else (1 if quick else 30)
+    chosen = chosen_options(options)
     cells = []
     for p in problems:
         for n in sizes:
             for r in range(runs):
                 base = {"problem": p, "n_labeled": n, "run": r, "seed": seed, "quick": quick}
-                cells += [{**base, "method": "baselines", "k_s": None, "params": BASELINE_PARAMS},
-                          {**base, "method": "s3flc", "k_s": 0},
-                          {**base, "method": "mts3flc", "k_s": 5}]
+                cells += [{**base, "method": "baselines", "k_s": None, "params": chosen["baselines"]},
+                          {**base, "method": "s3flc", "k_s": 0, "params": chosen["factorisation"]},
+                          {**base, "method": "mts3flc", "k_s": 5, "params": chosen["factorisation"]}]
     out = run_grid(CellCall(accuracies), cells, name="mts3flc-fig1", options=options)
     names = {"mts3flc": "MTS3FLC", "s3flc": "S3FLC", "LG": "LG", "pooled LG": "pooled LG"}
     curves = {names[m]: {p: {n: [] for n in sizes} for p in problems} for m in names}
@@ -265,7 +264,7 @@ def fig1(options=RunOptions(), *, runs=None):
     result = ExperimentResult(
         name="mts3flc-fig1",
         settings={"problems": problems, "sizes": sizes, "runs": runs, "n_topics": N_TOPICS, "k_shared": 5,
-                  "baseline_params": BASELINE_PARAMS, "options_chosen_by": "mts3flc-select",
+                  "options": chosen, "options_chosen_by": OPTIONS_RULE,
                   "quick": quick, "seed": seed},
         x=sizes, measured=measured, measured_std=spread, paper=paper,
         xlabel="labelled documents per task", ylabel="accuracy averaged over problems (%)",
@@ -381,6 +380,8 @@ def _select_label(name, params):
 def select(options=RunOptions(), *, runs=None):
     """Accuracy of each candidate setting on the development problem, and the one it picks.
 
+    Returns ``(ExperimentResult, figure)``; :func:`chosen_options` gives the choice alone.
+
     The six problems' unlabelled documents are the test set of Table III, so the options the
     paper leaves open (the strength ``C`` of the logistic regressions, for the baselines and
     for the start of ``G_iU``, and whether unlabelled memberships are renormalised) are chosen
@@ -390,6 +391,34 @@ def select(options=RunOptions(), *, runs=None):
     mean of LG and pooled LG; the factorisations the pair with the best mean of S3FLC and
     MTS3FLC (k_s = 5).
     """
+    result = _selection(options, runs)
+    return result, _select_figure(result.measured, result.x, options.quick)
+
+
+OPTIONS_RULE = ("mts3flc-select: C of the logistic regressions, and C and membership renormalisation of the "
+                "factorisations, chosen on a development problem of four newsgroups no evaluated problem uses")
+
+
+def chosen_options(options=RunOptions()):
+    """What ``mts3flc-select`` chooses on the development problem, for Table III and Fig. 1.
+
+    The selection's cells run through the experiment cache like any other, so after the first
+    run this reads them back.
+
+    Parameters
+    ----------
+    options : RunOptions
+        Quick or full, seed, workers and cache, as for the experiment that asks.
+
+    Returns
+    -------
+    dict
+        ``{"baselines": {"C": ...}, "factorisation": {"C": ..., "normalize_memberships": ...}}``.
+    """
+    return _selection(options, None).extra["chosen"]
+
+
+def _selection(options, runs):
     from medmtl.datasets.newsgroups_tasks import DEVELOPMENT_TASKS
     from medmtl.nmtf import MTS3FLC, PooledLogisticRegression
 
@@ -437,7 +466,7 @@ def select(options=RunOptions(), *, runs=None):
         extra={"chosen": {"baselines": chosen_baselines, "factorisation": chosen_factorisation},
                "defaults": defaults,
                "defaults_agree": defaults == {"baselines": chosen_baselines, "factorisation": chosen_factorisation}})
-    return result, _select_figure(measured, c_grid, quick)
+    return result
 
 
 def _select_figure(measured, c_grid, quick):

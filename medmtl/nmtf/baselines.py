@@ -4,8 +4,8 @@ Thin wrappers on scikit-learn's ``LogisticRegression`` (L2 penalty) that take pe
 as the NMTF estimators do; documents are l2-normalised (on a copy) before fitting. The
 default ``C=100`` is a weak penalty, close to the paper's (Minka's) logistic regression and
 the same as the one that starts the memberships of MTS3FLC. The Table III experiments use
-``C=1e4``, the value ``medmtl reproduce mts3flc-select`` picks on newsgroups outside the
-evaluated problems.
+the ``C`` that ``medmtl reproduce mts3flc-select`` picks on newsgroups outside the evaluated
+problems.
 """
 
 from __future__ import annotations

@@ -309,16 +309,16 @@ class MTS3FLC(_TriFactorization):
         EM iterations of the PLSA that starts the common topics.
     C : float, default=100.0
         Inverse L2 strength of the logistic regression that starts ``G_iU`` (weak, like the
-        nearly unregularised logistic regression of the paper; at ``C=1`` the pooled start
-        is far too smooth on 20 Newsgroups).
+        nearly unregularised logistic regression of the paper). The experiments choose it,
+        with ``normalize_memberships``, on a development problem (``mts3flc-select``).
     fold_in_max_iter : int, default=100
         Multiplicative updates of the memberships of new documents in :meth:`predict`.
     normalize_memberships : bool, default=True
         After every update of ``G_iU``, rescale each unlabelled document's memberships to
         sum to one (the constraint of the MTrick family this model comes from). Without it
-        the four updates never increase the objective (Theorem 1) but, on 20 Newsgroups,
-        drift after a few iterations towards memberships that no longer follow the
-        classes; with it the objective is no longer guaranteed to decrease.
+        the four updates never increase the objective (Theorem 1), and the memberships may
+        drift away from the classes; with it the objective is no longer guaranteed to
+        decrease.
     random_state : int, Generator or None
         Seeds PLSA and the random ``R_i``.
 

@@ -50,15 +50,20 @@ def test_full_table3_carries_paper_numbers(monkeypatch, cache):
     monkeypatch.setattr(E, "K_SHARED_GRID", [])
     monkeypatch.setattr(E, "PROBLEMS", E.PROBLEMS)
     calls = []
+    chosen = {"baselines": {"C": 7.0}, "factorisation": {"C": 3.0, "normalize_memberships": False}}
+    monkeypatch.setattr(E, "chosen_options", lambda options: chosen)
 
     def fake_grid(func, cells, **kwargs):
         calls.append(len(cells))
+        # every cell runs with what the selection chose, nothing typed in the experiment
+        assert all(c["params"] == chosen["baselines"] for c in cells if c["method"] == "baselines")
         return [{"LG": [0.8] * 4, "pooled LG": [0.7] * 4} for _ in cells]
 
     monkeypatch.setattr(E, "run_grid", fake_grid)
     result, figure = E.table3(RunOptions(cache_dir=cache), runs=2)
     assert figure is not None
     assert calls == [6 * 2]
+    assert result.settings["options"] == chosen
     assert result.paper["LG"] == E.PAPER_TABLE3["LG"]
     assert result.measured["LG"] == pytest.approx([80.0] * 7)
     assert result.x[-1] == "average" and len(result.x) == 7
