@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from medmtl.experiments.registry import register
+from medmtl.experiments.report import Row, fmt, readme_rows
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 
@@ -482,3 +483,37 @@ def _select_figure(measured, c_grid, quick):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     return fig
+
+
+def _problems_text(result):
+    return " / ".join(result.x)
+
+
+@readme_rows("mts3flc-select")
+def _select_readme_rows(result):
+    chosen = result.extra["chosen"]
+    experiment = (f"`mts3flc-select`: options of Table III and Fig. 1, chosen on a development problem "
+                  f"({result.settings['problem']}), {result.settings['runs']} runs, "
+                  f"{' and '.join(str(n) for n in result.settings['labeled_per_task'])} labelled documents per task")
+    return [Row(experiment, "logistic-regression baselines", "C with the best mean accuracy of LG and pooled LG "
+                "on the development problem", f"C = {chosen['baselines']['C']:g}"),
+            Row(experiment, "S3FLC / MTS3FLC", "C and renormalisation with the best mean accuracy of S3FLC and "
+                "MTS3FLC (k_s = 5) on the development problem",
+                f"C = {chosen['factorisation']['C']:g}, memberships "
+                f"{'renormalised' if chosen['factorisation']['normalize_memberships'] else 'not renormalised'}")]
+
+
+@readme_rows("mts3flc-table3")
+def _table3_readme_rows(result):
+    experiment = (f"`mts3flc-table3` (Table III): accuracy (%) on the unlabelled documents, "
+                  f"{result.settings['runs']} runs; {_problems_text(result)}")
+    rule = "the options of `mts3flc-select` (development problem); no choice per problem"
+    rows = []
+    for key in ("LG", "pooled LG", "k_s=0", "k_s=5", "k_s=20"):
+        if key not in result.measured:
+            continue
+        name = {"k_s=0": "S3FLC (k_s = 0)", "k_s=5": "MTS3FLC, k_s = 5", "k_s=20": "MTS3FLC, k_s = 20"}.get(key, key)
+        rows.append(Row(experiment, name, rule, " / ".join(fmt(v, 2) for v in result.measured[key]),
+                        " / ".join(fmt(v, 2) for v in result.paper[key]) if result.paper[key][0] is not None
+                        else "—"))
+    return rows
