@@ -147,6 +147,10 @@ def _segment_forms(dual, r0, u, v):
     return float(u0 @ v0), float(v0 @ v0), q, B, Cq
 
 
+# ``V`` stays sparse while at most this fraction of its entries are nonzero.
+_SPARSE_V_DENSITY = 0.3
+
+
 class _Curvature:
     """The model Hessian ``W`` in factor space at the current ``u``.
 
@@ -164,7 +168,7 @@ class _Curvature:
         self.weight[rows.r0:] = s[dual.col_term] if dual.n_terms else 1.0
         self.tau = tau
         self.Ut = None
-        self.V = None
+        self.V = self.VT = None
         # the weights of the Hessian's diagonal part (``weight`` alone is the gradient's)
         self.hess_weight = self.weight
         single = V is None and dual.n_terms and np.array_equal(
@@ -184,8 +188,14 @@ class _Curvature:
                     V = np.asarray(self.Ut.T @ rows.dense.T).T
                 else:
                     V = rows.F @ self.Ut
-                    V = V.toarray() if sp.issparse(V) else V
-            self.V = np.ascontiguousarray(V)
+                    if sp.issparse(V) and V.nnz > _SPARSE_V_DENSITY * V.shape[0] * V.shape[1]:
+                        V = V.toarray()
+            if sp.issparse(V):
+                # few terms meet each multiplier (the Ising structure duals: a term touches
+                # two tasks' rows): sparse products cost a fraction of the dense ones
+                self.V, self.VT = sp.csr_matrix(V), sp.csr_matrix(V.T)
+            else:
+                self.V = np.ascontiguousarray(V)
 
     def __call__(self, Z):
         """``W Z`` for dense ``Z`` of shape (K, m)."""
@@ -261,7 +271,7 @@ class FactorModel(NewtonModel):
         diagH = np.empty(n)
         if self.grams is not None:
             steps, gap, self.max_curvature = _solve_on_blocks(
-                dual, self.grams, self.Qb, self._flat, W.V, tau, inv_a, grad_b, beta, blo, bhi,
+                dual, self.grams, self.Qb, self._flat, W.V.toarray() if sp.issparse(W.V) else W.V, tau, inv_a, grad_b, beta, blo, bhi,
                 inner_eps, max_steps, self.shrinking)
             return steps, gap
         diag_hessian(rows.indptr, rows.indices, rows.data, rows.col_term, self.s, tau, self.u, diagH)

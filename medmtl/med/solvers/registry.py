@@ -327,7 +327,11 @@ def _warn_from_status(sol, options):
     if sol.status in _FINISHED:
         return
     if sol.status == "max_iter":
-        message = (f"MED method {sol.method!r} stopped at max_iter={options['max_iter']} "
+        limit = options.get("max_iter")
+        if limit is None:  # "auto" left the chosen method's own limit
+            limit = next((opt.default for opt in getattr(_REGISTRY.get(sol.method), "options", ())
+                          if opt.name == "max_iter"), sol.n_iter)
+        message = (f"MED method {sol.method!r} stopped at max_iter={limit} "
                    f"before converging; increase max_iter")
     elif sol.status == "stalled":
         message = (f"MED method {sol.method!r} stalled after {sol.n_iter} iterations: its step "

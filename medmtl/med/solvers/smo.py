@@ -305,6 +305,7 @@ class ColumnCache:
         self.clock = np.zeros(1, dtype=np.int64)
         self.n_computed = 0
         self._casts = {}
+        self._FT = None
 
     @property
     def n_slots(self):
@@ -341,13 +342,18 @@ class ColumnCache:
         if self.F_dense is not None:
             rows = (self.F_dense[idx] * self._cast("weight", weight)[None, :]) @ self.F_dense.T
         else:
+            if self._FT is None:
+                self._FT = sp.csr_matrix(self.F.T)  # converted once, not at every product
             FJ = self.F[idx].multiply(weight[None, :]).tocsr()
-            rows = FJ @ self.F.T
+            rows = FJ @ self._FT
             rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
         # ... plus the rank-one curvature of every switched term, through V = [F_t u_t]_t.
         if W is not None and W.V is not None:
-            V = self._cast("V", W.V)
-            rows += (V[idx] * self._cast("tau", W.tau)[None, :]) @ V.T
+            if sp.issparse(W.V):
+                rows += (W.V[idx].multiply(W.tau[None, :]) @ W.VT).toarray().astype(rows.dtype, copy=False)
+            else:
+                V = self._cast("V", W.V)
+                rows += (V[idx] * self._cast("tau", W.tau)[None, :]) @ V.T
         inv_a = self._cast("inv_a", self.inv_a)
         rows *= inv_a[idx][:, None]
         rows *= inv_a[None, :]
