@@ -4,7 +4,7 @@ Layout (mirrors the mathematics of Jebara, JMLR 2011):
 
 * :mod:`medmtl.med.dual` - :class:`MEDDual`, the one concave dual every MED model reduces to.
 * :mod:`medmtl.med.builders` - the models as duals (SVM, feature / kernel selection, adaptive
-  pooling, regression).
+  pooling, regression, Ising structure).
 * :mod:`medmtl.med.grams` - the dual's Gram matrices, as factors or kernels on demand.
 * :mod:`medmtl.med.bound` - Theorem 1's quadratic bound (switch posterior, curvature G).
 * :mod:`medmtl.med.solvers` - ``solve(dual, method, *, solver, options, init)``: ``"auto"``
@@ -13,9 +13,17 @@ Layout (mirrors the mathematics of Jebara, JMLR 2011):
   reference); new methods plug in with ``register_method``
   (see ``docs/extending/add_a_solver.md``). ``MEDDual.to_cvxpy()`` opens the problem itself.
 * :mod:`medmtl.med.estimators` - the scikit-learn style estimators.
+* :mod:`medmtl.med.graphical` - :class:`MEDGraphicalModel`, structure estimation of an Ising
+  graph with one switch per edge (JMLR Section 12).
 """
 
-from .builders import adaptive_pooling_dual, feature_selection_dual, kernel_selection_dual, svm_dual
+from .builders import (
+    adaptive_pooling_dual,
+    feature_selection_dual,
+    ising_structure_dual,
+    kernel_selection_dual,
+    svm_dual,
+)
 from .dual import MEDDual
 from .estimators import (
     AdaptivePoolingClassifier,
@@ -24,6 +32,7 @@ from .estimators import (
     MultiTaskMEDClassifier,
     MultiTaskMEDRegressor,
 )
+from .graphical import MEDGraphicalModel
 from .grams import factorize_gram
 from .solvers import METHODS, MEDSolution, Method, get_method, register_method, solve
 
@@ -33,6 +42,7 @@ __all__ = [
     "feature_selection_dual",
     "kernel_selection_dual",
     "adaptive_pooling_dual",
+    "ising_structure_dual",
     "factorize_gram",
     "solve",
     "get_method",
@@ -45,4 +55,5 @@ __all__ = [
     "MultiTaskMEDClassifier",
     "MultiTaskMEDRegressor",
     "AdaptivePoolingClassifier",
+    "MEDGraphicalModel",
 ]

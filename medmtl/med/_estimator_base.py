@@ -42,7 +42,7 @@ from .._validation import (
     rows_of_tasks,
     validate_params,
 )
-from ..kernels import LinearKernel
+from ..kernels import KernelDistance, LinearKernel, WeightedSumKernel
 from . import solvers as _solvers
 from ._kernel_spec import (
     KERNEL_DOC,
@@ -138,19 +138,25 @@ POOLING_PARAMETERS = {
 EPSILON_PARAMETER = {"epsilon": [Interval(Real, 0, None, closed="left")]}
 
 
-def shared_docs(cls):
+_SHARED_DOCS = {"kernel": KERNEL_DOC, "prior": PRIOR_DOC, "solve": SOLVE_DOC, "solution": SOLUTION_DOC}
+
+
+def shared_docs(cls=None, *, markers=("kernel", "prior", "solve", "solution")):
     """Class decorator: the descriptions every MED estimator shares, into its docstring.
 
     The docstring's lines ``{kernel}``, ``{prior}``, ``{solve}`` and ``{solution}`` become
-    ``KERNEL_DOC``, ``PRIOR_DOC``, ``SOLVE_DOC`` and ``SOLUTION_DOC``.
+    ``KERNEL_DOC``, ``PRIOR_DOC``, ``SOLVE_DOC`` and ``SOLUTION_DOC``. Every marker of
+    ``markers`` must be there (``@shared_docs(markers=("prior", "solve", "solution"))``
+    for an estimator without a kernel).
     """
+    if cls is None:
+        return lambda c: shared_docs(c, markers=markers)
     doc = cls.__doc__
-    for marker, text in (("kernel", KERNEL_DOC), ("prior", PRIOR_DOC), ("solve", SOLVE_DOC),
-                         ("solution", SOLUTION_DOC)):
+    for marker in markers:
         line = "    {" + marker + "}\n"
         if line not in doc:
             raise ValueError(f"{cls.__name__}'s docstring has no line {line.strip()}")
-        doc = doc.replace(line, text)
+        doc = doc.replace(line, _SHARED_DOCS[marker])
     cls.__doc__ = doc
     return cls
 
@@ -684,6 +690,14 @@ class SwitchedKernelModel:
         return kernel_selection_dual(Xs, targets, params["kernels"], params["C"], params["alpha"], **kw)
 
     def _store_model(self, params, Xs, weights):
+        if params["selection"] == "kernels":
+            # the kernel and the metric the tasks learned together: the bank weighted by
+            # the switch posteriors
+            self.learned_kernel_ = WeightedSumKernel(params["kernels"], self.switch_posterior_)
+            self.learned_metric_ = KernelDistance(params["kernels"], self.switch_posterior_)
+        else:
+            self.__dict__.pop("learned_kernel_", None)
+            self.__dict__.pop("learned_metric_", None)
         if self._is_linear(params):
             W = np.vstack([_matvec(X.T, w) for X, w in zip(Xs, weights)])
             self.coef_ = W * self.switch_posterior_ if params["selection"] == "features" else W

@@ -1,5 +1,6 @@
-"""The MED models as duals: the SVM and SVR, feature selection, kernel selection and
-adaptive pooling, single or multi-task (a single task is one group).
+"""The MED models as duals: the SVM and SVR, feature selection, kernel selection,
+adaptive pooling, single or multi-task (a single task is one group), and the structure of
+an Ising graphical model (one task per node, one switch per edge).
 
 Each builder lays out the multipliers (one per example for classification, two for
 regression, JMLR Section 9), their box and per-task equality, and the dual's terms: the
@@ -16,7 +17,8 @@ from ..kernels import get_kernel
 from .dual import MEDDual
 from .grams import KernelGram, canonical_inputs, factorize_gram, kernel_factor, on_demand
 
-__all__ = ["svm_dual", "feature_selection_dual", "kernel_selection_dual", "adaptive_pooling_dual"]
+__all__ = ["svm_dual", "feature_selection_dual", "kernel_selection_dual", "adaptive_pooling_dual",
+           "ising_structure_dual", "edge_pairs"]
 
 
 def _kernel_term(kernel, Xs, signs, srcs, groups, n, scale=1.0):
@@ -188,3 +190,74 @@ def adaptive_pooling_dual(Xs, ys, kernel="linear", C=1.0, alpha=1.0, shared_scal
     Phi = _block_diag(blocks) if M > 1 else sp.csr_matrix(blocks[0]) if sp.issparse(blocks[0]) else blocks[0]
     return MEDDual(Phi0=Phi0, Phi=Phi, term_ptr=np.concatenate(([0], np.cumsum(widths))),
                    alpha=alpha, term_names=[f"task{m}" for m in range(M)], **kw)
+
+
+def edge_pairs(n_nodes):
+    """The undirected edges ``(m, d)``, ``m < d``, of a complete graph, in the order of the
+    switched terms of :func:`ising_structure_dual` (row by row of the upper triangle).
+
+    Returns
+    -------
+    ndarray of shape (n_nodes * (n_nodes - 1) / 2, 2)
+
+    Examples
+    --------
+    >>> edge_pairs(3).tolist()
+    [[0, 1], [0, 2], [1, 2]]
+    """
+    m, d = np.triu_indices(int(n_nodes), k=1)
+    return np.column_stack([m, d]).astype(np.int64)
+
+
+def ising_structure_dual(X, C=1.0, alpha=1.0):
+    """MED structure estimation of an Ising model (JMLR Section 12) as one MED dual.
+
+    Task ``m`` predicts spin ``x(m)`` from the other spins; its multipliers are the rows
+    ``m T .. (m + 1) T - 1`` (example ``t`` of task ``m`` at row ``m T + t``), with labels
+    ``y_{m,t} = x_t(m)``, the box ``0 <= lam <= C`` and the task's equality
+    ``sum_t y_{m,t} lam_{m,t} = 0`` (its bias). Edge ``(m, d)``, ``m < d``, is one switched
+    term with a two-column factor: column one holds ``y_{m,t} x_t(d)`` on task ``m``'s rows,
+    column two ``y_{d,t} x_t(m)`` on task ``d``'s rows, so that
+    ``1/2 lam^T H_{m,d} lam = 1/2 (u_md^2 + u_dm^2)`` with ``u_md = sum_t lam_{m,t} y_{m,t}
+    x_t(d)``: the switch ``s(m, d) = s(d, m)`` is shared by the two tasks it joins. Both
+    columns hold the same products ``x_t(m) x_t(d)``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_nodes)
+        Spins in {-1, +1}.
+    C : float
+    alpha : float
+        Prior odds of an edge being absent.
+
+    Returns
+    -------
+    MEDDual
+        ``n_nodes * n_samples`` multipliers, ``n_nodes`` groups, one term per edge of
+        :func:`edge_pairs` (named ``"x{m}-x{d}"``).
+
+    Examples
+    --------
+    >>> X = np.array([[1, 1, -1], [-1, -1, 1], [1, -1, 1], [-1, 1, -1]], dtype=float)
+    >>> dual = ising_structure_dual(X, C=1.0, alpha=1.0)
+    >>> dual.n, len(dual.groups), dual.n_terms, dual.term_names[0]
+    (12, 3, 3, 'x0-x1')
+    """
+    X = np.asarray(X, dtype=float)
+    T, N = X.shape
+    pairs = edge_pairs(N)
+    E = pairs.shape[0]
+    prod = X[:, pairs[:, 0]] * X[:, pairs[:, 1]]              # (T, E): x_t(m) x_t(d)
+    t = np.arange(T)
+    # column 2e on task m's rows, column 2e + 1 on task d's rows, each with the products of edge e
+    rows = np.concatenate([(pairs[:, 0][None, :] * T + t[:, None]).ravel(),
+                           (pairs[:, 1][None, :] * T + t[:, None]).ravel()])
+    cols = np.concatenate([np.tile(2 * np.arange(E), T), np.tile(2 * np.arange(E) + 1, T)])
+    vals = np.concatenate([prod.ravel(), prod.ravel()])
+    Phi = sp.csr_matrix((vals, (rows, cols)), shape=(N * T, 2 * E))
+    Phi.sum_duplicates()
+    y = X.T.ravel()                                            # y_{m,t} = x_t(m), task-major
+    groups = [np.arange(m * T, (m + 1) * T) for m in range(N)]
+    return MEDDual(c=np.ones(N * T), lo=np.zeros(N * T), hi=np.full(N * T, float(C)), a=y, groups=groups,
+                   Phi=Phi, term_ptr=np.arange(E + 1) * 2, alpha=alpha,
+                   term_names=[f"x{m}-x{d}" for m, d in pairs])

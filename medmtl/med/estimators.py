@@ -77,6 +77,13 @@ class MEDClassifier(SwitchedKernelModel, SingleTaskAPI, ClassifierMixin, BinaryT
     intercept_ : ndarray of shape (1,)
     switch_posterior_ : ndarray of shape (n_switches,)
         Posterior mean of each switch (empty for the plain SVM).
+    learned_kernel_ : medmtl.kernels.WeightedSumKernel
+        Only for ``selection="kernels"``: the learned kernel ``sum_d s_d k_d`` (the bank
+        weighted by ``switch_posterior_``), a callable for ``SVC(kernel=...)`` or a Gram
+        matrix.
+    learned_metric_ : medmtl.kernels.KernelDistance
+        Only for ``selection="kernels"``: the distance ``sqrt(sum_d s_d Delta_d^2)`` of
+        that kernel's feature space (``metric(A, B)`` for ``metric="precomputed"``).
     coef_ : ndarray of shape (1, n_features) or None
         Posterior-mean weights of a linear model (``None`` for other kernels).
     {solution}
@@ -170,6 +177,13 @@ class MEDRegressor(SwitchedKernelModel, SingleTaskAPI, RegressorMixin, RealTarge
     intercept_ : ndarray of shape (1,)
     switch_posterior_ : ndarray of shape (n_switches,)
         Posterior mean of each switch (empty for the plain SVR).
+    learned_kernel_ : medmtl.kernels.WeightedSumKernel
+        Only for ``selection="kernels"``: the learned kernel ``sum_d s_d k_d`` (the bank
+        weighted by ``switch_posterior_``), a callable for ``SVC(kernel=...)`` or a Gram
+        matrix.
+    learned_metric_ : medmtl.kernels.KernelDistance
+        Only for ``selection="kernels"``: the distance ``sqrt(sum_d s_d Delta_d^2)`` of
+        that kernel's feature space (``metric(A, B)`` for ``metric="precomputed"``).
     coef_ : ndarray of shape (1, n_features) or None
         Posterior-mean weights of a linear model (``None`` for other kernels).
     {solution}
@@ -241,6 +255,13 @@ class MultiTaskMEDClassifier(SwitchedKernelModel, MultiTaskAPI, MultiTaskDecisio
     intercept_ : ndarray of shape (n_tasks,)
     switch_posterior_ : ndarray of shape (n_switches,)
         Posterior mean of each shared switch (empty for ``selection=None``).
+    learned_kernel_ : medmtl.kernels.WeightedSumKernel
+        Only for ``selection="kernels"``: the learned kernel ``sum_d s_d k_d`` (the bank
+        weighted by ``switch_posterior_``), a callable for ``SVC(kernel=...)`` or a Gram
+        matrix.
+    learned_metric_ : medmtl.kernels.KernelDistance
+        Only for ``selection="kernels"``: the distance ``sqrt(sum_d s_d Delta_d^2)`` of
+        that kernel's feature space (``metric(A, B)`` for ``metric="precomputed"``).
     coef_ : ndarray of shape (n_tasks, n_features) or None
         Per-task posterior-mean weights of a linear model (``None`` for other kernels).
     {solution}
@@ -321,6 +342,13 @@ class MultiTaskMEDRegressor(SwitchedKernelModel, MultiTaskAPI, RegressorMixin, R
         Row 0 ``lam``, row 1 ``lam*``, tasks stacked in the order of ``tasks_``.
     intercept_ : ndarray of shape (n_tasks,)
     switch_posterior_ : ndarray of shape (n_switches,)
+    learned_kernel_ : medmtl.kernels.WeightedSumKernel
+        Only for ``selection="kernels"``: the learned kernel ``sum_d s_d k_d`` (the bank
+        weighted by ``switch_posterior_``), a callable for ``SVC(kernel=...)`` or a Gram
+        matrix.
+    learned_metric_ : medmtl.kernels.KernelDistance
+        Only for ``selection="kernels"``: the distance ``sqrt(sum_d s_d Delta_d^2)`` of
+        that kernel's feature space (``metric(A, B)`` for ``metric="precomputed"``).
     coef_ : ndarray of shape (n_tasks, n_features) or None
     {solution}
     n_features_in_ : int

@@ -1,0 +1,238 @@
+"""MED structure estimation of an Ising graphical model (JMLR 2011, Section 12).
+
+Each node ``m`` is a task: predict the spin ``x(m)`` from all the other spins, with weights
+``theta(m, d)`` and a bias ``b(m)``. One switch ``s(m, d) = s(d, m)`` per undirected edge is
+shared by the two tasks it joins, so the predictors agree on one edge set from the outset
+(where l1 neighbourhood selection fits the nodes independently and symmetrises afterwards
+by an AND or an OR). The dual is one more layout of :class:`~medmtl.med.dual.MEDDual`
+(:func:`~medmtl.med.builders.ising_structure_dual`: one two-column factor per edge), so every
+registered solution method solves it. The edge posterior is::
+
+    s_hat(m, d) = 1 / (1 + alpha exp(-1/2 (u_md^2 + u_dm^2))),
+    u_md = sum_t lam_{m,t} x_t(m) x_t(d).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._estimator_base import PRIOR_PARAMETERS, SOLVE_PARAMETERS, MEDEstimator, shared_docs
+from .builders import edge_pairs, ising_structure_dual
+
+__all__ = ["MEDGraphicalModel", "as_spins"]
+
+
+def as_spins(X, coding=None, name="X"):
+    """Binary data as spins in {-1, +1}, and the coding it came in.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_nodes)
+        Values in {0, 1} or in {-1, +1} (one coding throughout).
+    coding : {None, "01", "pm1"}
+        The coding ``X`` must have (a fitted model's); ``None`` infers it.
+    name : str
+        How errors name ``X``.
+
+    Returns
+    -------
+    spins : ndarray of shape (n_samples, n_nodes)
+        A new array (the caller's is never changed).
+    coding : {"01", "pm1"}
+
+    Examples
+    --------
+    >>> spins, coding = as_spins(np.array([[0, 1], [1, 1]]))
+    >>> spins.tolist(), coding
+    ([[-1.0, 1.0], [1.0, 1.0]], '01')
+    >>> as_spins(np.array([[0, 2]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: X must be binary: values in {0, 1} or in {-1, +1}; found [0.0, 2.0]
+    """
+    A = X.toarray() if sp.issparse(X) else np.array(X, dtype=float)
+    values = np.unique(A)
+    if coding is None:
+        coding = "01" if np.all(np.isin(values, (0.0, 1.0))) and not np.all(values == 1.0) else "pm1"
+        allowed, wanted = (0.0, 1.0) if coding == "01" else (-1.0, 1.0), "in {0, 1} or in {-1, +1}"
+    else:
+        allowed = (0.0, 1.0) if coding == "01" else (-1.0, 1.0)
+        wanted = "in {0, 1}, as the training data" if coding == "01" else "in {-1, +1}, as the training data"
+    if not np.all(np.isin(values, allowed)):
+        shown = values[:5].tolist() + (["..."] if values.size > 5 else [])
+        raise ValueError(f"{name} must be binary: values {wanted}; found {shown}")
+    return (2.0 * A - 1.0 if coding == "01" else A), coding
+
+
+def _from_spins(S, coding):
+    return (S + 1.0) / 2.0 if coding == "01" else S
+
+
+@shared_docs(markers=("prior", "solve", "solution"))
+class MEDGraphicalModel(MEDEstimator):
+    """Structure of an Ising model by multi-task MED: one shared switch per edge.
+
+    Node ``m``'s task predicts ``x(m)`` from the other nodes; the switch of edge ``(m, d)``
+    gates both ``theta(m, d)`` and ``theta(d, m)``, so the estimated graph is symmetric by
+    construction (JMLR Section 12). Every MED solution method solves the dual.
+
+    Parameters
+    ----------
+    {prior}
+    {solve}
+
+    Attributes
+    ----------
+    edge_posterior_ : ndarray of shape (n_nodes, n_nodes)
+        ``s_hat(m, d)``, the posterior probability of each edge: symmetric, zero diagonal.
+    adjacency_ : ndarray of bool, shape (n_nodes, n_nodes)
+        The edges whose posterior is above 1/2.
+    coef_ : ndarray of shape (n_nodes, n_nodes)
+        Row ``m``: node ``m``'s weights on the other nodes' spins (posterior means
+        ``s_hat(m, d) u_md``), zero diagonal. Not symmetric: the switches are shared, the
+        weights are not.
+    intercept_ : ndarray of shape (n_nodes,)
+        Each node's bias.
+    switch_posterior_ : ndarray of shape (n_nodes * (n_nodes - 1) / 2,)
+        The edge posteriors in the order of ``edges_``.
+    edges_ : ndarray of shape (n_nodes * (n_nodes - 1) / 2, 2)
+        The node pairs ``(m, d)``, ``m < d``, one per switch.
+    coding_ : {"01", "pm1"}
+        The coding of the training data, used by :meth:`predict`.
+    n_features_in_ : int
+        The number of nodes.
+    {solution}
+
+    Examples
+    --------
+    Samples of a four-node cycle 0-1-2-3-0; each node's two most probable edges join it to
+    its neighbours on the cycle:
+
+    >>> from medmtl.datasets.ising import cycle_graph, random_ising
+    >>> model = random_ising(cycle_graph(4), coupling=1.0, mixed=False, random_state=0)
+    >>> X = model.sample(400, random_state=0)
+    >>> g = MEDGraphicalModel(C=0.1, alpha=10.0).fit(X)
+    >>> np.sort(np.argsort(-g.edge_posterior_, axis=1)[:, :2], axis=1).tolist()
+    [[1, 3], [0, 2], [1, 3], [0, 2]]
+    >>> bool(np.allclose(g.edge_posterior_, g.edge_posterior_.T))
+    True
+    """
+
+    _parameter_constraints = {**PRIOR_PARAMETERS, **SOLVE_PARAMETERS}
+
+    def __init__(self, C=1.0, alpha=None, rho=None, method="auto", solver=None, max_iter=None, tol=None,
+                 solver_options=None, warm_start=False):
+        self.C = C
+        self.alpha = alpha
+        self.rho = rho
+        self.method = method
+        self.solver = solver
+        self.max_iter = max_iter
+        self.tol = tol
+        self.solver_options = solver_options
+        self.warm_start = warm_start
+
+    def __sklearn_tags__(self):
+        tags = BaseEstimator.__sklearn_tags__(self)
+        tags.input_tags.sparse = True
+        tags.target_tags.required = False
+        return tags
+
+    # what the one fit path of MEDEstimator asks of a model
+    @staticmethod
+    def _dual_key(params):
+        return ("ising",)
+
+    @staticmethod
+    def _build_dual(params, Xs, targets):
+        return ising_structure_dual(Xs[0], params["C"], params["alpha"])
+
+    def fit(self, X, y=None):
+        """Estimate the graph from samples.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_nodes)
+            Binary samples, coded {0, 1} or {-1, +1}; every node must take both values.
+        y : None
+            Ignored (the nodes are the targets).
+
+        Returns
+        -------
+        self
+        """
+        params = self._validate_params()
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        S, self.coding_ = as_spins(X)
+        T, N = S.shape
+        if N < 2:
+            raise ValueError(f"{type(self).__name__} needs at least two nodes; X has {N} column")
+        constant = np.flatnonzero(np.all(S == S[:1], axis=0))
+        if constant.size:
+            raise ValueError(f"node(s) {constant.tolist()[:10]} take one value in every sample: a constant node "
+                             "has no task to learn (and no edges to estimate); drop it")
+        dual, (S,) = self._dual(params, [S], [])
+        self._solve(dual)
+        W = S.T.reshape(N, T) * self._lam.reshape(N, T)     # row m: y_{m,t} lam_{m,t}
+        U = W @ S                                            # U[m, d] = u_md
+        np.fill_diagonal(U, 0.0)
+        self.edges_ = edge_pairs(N)
+        P = np.zeros((N, N))
+        P[self.edges_[:, 0], self.edges_[:, 1]] = self.switch_posterior_
+        self.edge_posterior_ = P + P.T
+        self.adjacency_ = self.edge_posterior_ > 0.5
+        self.coef_ = self.edge_posterior_ * U
+        self.dual_coef_ = self._lam.reshape(N, T).copy()
+        return self
+
+    def decision_function(self, X):
+        """Each node's score from the other nodes' spins: positive predicts spin +1.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_nodes)
+            Binary samples in either coding.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_nodes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        S, _ = as_spins(X, self.coding_)
+        return S @ self.coef_.T + self.intercept_
+
+    def predict(self, X):
+        """Each node's spin predicted from the other nodes, in the training data's coding.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_nodes)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_nodes)
+        """
+        return _from_spins(np.where(self.decision_function(X) > 0, 1.0, -1.0), self.coding_)
+
+    def score(self, X, y=None):
+        """Mean over nodes and samples of predicting each node from the others (held-out
+        pseudo-likelihood's 0-1 counterpart): a rule to choose ``C`` and ``alpha`` on
+        validation samples, with no knowledge of the true graph.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_nodes)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+        """
+        predicted = np.where(self.decision_function(X) > 0, 1.0, -1.0)
+        spins, _ = as_spins(X, self.coding_)
+        return float(np.mean(predicted == spins))

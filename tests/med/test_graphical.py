@@ -1,0 +1,182 @@
+"""MED structure estimation of Ising graphs (medmtl.med.graphical, JMLR Section 12): the dual
+against the paper's formula and CVXPY's direct solve, every method on it, the estimator's
+symmetric posterior, recovery of planted graphs, and bad input."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import roc_auc_score
+
+from medmtl.datasets.ising import cycle_graph, random_graph, random_ising
+from medmtl.med import MEDGraphicalModel
+from medmtl.med.builders import edge_pairs, ising_structure_dual
+from medmtl.med.solvers import solve
+from med_testdata import assert_kkt
+
+
+def _samples(n_nodes=6, n_samples=80, seed=0, coupling=0.6):
+    A = random_graph(n_nodes, max_degree=3, random_state=seed)
+    model = random_ising(A, coupling=coupling, random_state=seed)
+    return A, model.sample(n_samples, random_state=seed + 1).astype(float)
+
+
+def paper_objective(X, lam, alpha):
+    """JMLR Section 12's dual, written from the paper with a loop over the node pairs:
+    sum lam - sum_{m<d} [log(alpha + exp(1/2 (u_md^2 + u_dm^2))) - log(alpha + 1)]."""
+    T, N = X.shape
+    L = lam.reshape(N, T)
+    J = L.sum()
+    for m in range(N):
+        for d in range(m + 1, N):
+            u_md = np.sum(L[m] * X[:, m] * X[:, d])
+            u_dm = np.sum(L[d] * X[:, d] * X[:, m])
+            J -= np.logaddexp(np.log(alpha), 0.5 * (u_md**2 + u_dm**2)) - np.log(alpha + 1.0)
+    return J
+
+
+def test_the_dual_is_the_papers_objective():
+    _, X = _samples()
+    dual = ising_structure_dual(X, C=0.5, alpha=36.0)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        lam = rng.uniform(0, 0.05, dual.n)
+        assert dual.objective(lam) == pytest.approx(paper_objective(X, lam, 36.0), rel=1e-12)
+    # one equality per node, over that node's labels x(m)
+    T, N = X.shape
+    for m, g in enumerate(dual.groups):
+        np.testing.assert_array_equal(dual.a[g], X[:, m])
+    assert dual.n_terms == N * (N - 1) // 2
+    assert dual.term_names[:2] == ["x0-x1", "x0-x2"]
+
+
+@pytest.mark.parametrize("C, alpha", [(0.01, 1.0), (0.1, 36.0), (1.0, 2025.0), (0.05, 0.0)])
+@pytest.mark.parametrize("method", ["newton", "cd", "bound", "auto"])
+def test_every_method_reaches_the_direct_solve(method, C, alpha):
+    _, X = _samples(n_nodes=5, n_samples=60, seed=2)
+    dual = ising_structure_dual(X, C=C, alpha=alpha)
+    reference = solve(dual, "direct")
+    assert reference.status == "optimal"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = solve(dual, method)
+    assert sol.objective == pytest.approx(reference.objective, rel=1e-6)
+    assert_kkt(dual, sol.lam, 1e-4)
+    np.testing.assert_allclose(sol.switch_posterior, reference.switch_posterior, atol=1e-3)
+
+
+def test_posterior_is_symmetric_and_follows_the_formula():
+    A, X = _samples(n_nodes=6, n_samples=120, seed=4)
+    g = MEDGraphicalModel(C=0.1, alpha=10.0).fit(X)
+    P = g.edge_posterior_
+    np.testing.assert_array_equal(P, P.T)
+    np.testing.assert_array_equal(np.diag(P), 0.0)
+    # s_hat(m, d) = 1 / (1 + alpha exp(-1/2 (u_md^2 + u_dm^2))), u from the multipliers
+    T, N = X.shape
+    L = g.dual_coef_
+    U = (L * X.T) @ X
+    for m, d in edge_pairs(N):
+        expected = 1.0 / (1.0 + 10.0 * np.exp(-0.5 * (U[m, d] ** 2 + U[d, m] ** 2)))
+        assert P[m, d] == pytest.approx(expected, rel=1e-9)
+        assert g.coef_[m, d] == pytest.approx(expected * U[m, d], rel=1e-9, abs=1e-12)
+    np.testing.assert_array_equal(g.adjacency_, P > 0.5)
+    assert g.intercept_.shape == (N,) and g.solver_status_ == "converged"
+    assert g.objective_ == pytest.approx(g.objective_path_[-1])
+
+
+def test_a_planted_graph_is_recovered_from_many_samples():
+    A = random_graph(8, max_degree=3, random_state=3)
+    X = random_ising(A, coupling=0.6, random_state=3).sample(2000, random_state=4)
+    iu = np.triu_indices(8, 1)
+    for C, alpha in [(0.1, 1.0), (0.01, 100.0)]:
+        P = MEDGraphicalModel(C=C, alpha=alpha).fit(X).edge_posterior_[iu]
+        assert roc_auc_score(A[iu], P) == 1.0
+        # the |E| most probable edges are the true ones
+        top = np.argsort(-P)[: int(A[iu].sum())]
+        assert set(top) == set(np.flatnonzero(A[iu]))
+    # with alpha = 1, the posterior above 1/2 is the graph itself
+    g = MEDGraphicalModel(C=0.1, alpha=1.0).fit(X)
+    np.testing.assert_array_equal(g.adjacency_, A.astype(bool))
+
+
+def test_few_samples_do_not_recover_the_graph_perfectly():
+    # the test above could not pass by accident: with 15 samples the ranking has errors
+    A = random_graph(8, max_degree=3, random_state=3)
+    X = random_ising(A, coupling=0.6, random_state=3).sample(15, random_state=4)
+    keep = np.ptp(X, axis=0) > 0
+    assert keep.all()
+    iu = np.triu_indices(8, 1)
+    P = MEDGraphicalModel(C=0.1, alpha=10.0).fit(X).edge_posterior_[iu]
+    assert roc_auc_score(A[iu], P) < 1.0
+
+
+def test_codings_and_sparse_input_give_one_model():
+    _, X = _samples(seed=5)
+    pm = MEDGraphicalModel(C=0.1, alpha=10.0).fit(X)
+    zero_one = (X + 1) / 2
+    before = zero_one.copy()
+    z = MEDGraphicalModel(C=0.1, alpha=10.0).fit(zero_one)
+    s = MEDGraphicalModel(C=0.1, alpha=10.0).fit(sp.csr_matrix(zero_one))
+    np.testing.assert_array_equal(zero_one, before)  # the caller's array is untouched
+    np.testing.assert_allclose(z.edge_posterior_, pm.edge_posterior_, rtol=1e-12)
+    np.testing.assert_allclose(s.edge_posterior_, pm.edge_posterior_, rtol=1e-12)
+    assert z.coding_ == "01" and pm.coding_ == "pm1"
+    assert set(np.unique(z.predict(zero_one))) <= {0.0, 1.0}
+    assert set(np.unique(pm.predict(X))) <= {-1.0, 1.0}
+    assert z.score(zero_one) == pytest.approx(pm.score(X))
+    assert 0.5 < pm.score(X) <= 1.0
+
+
+def test_rho_and_alpha_are_one_prior():
+    _, X = _samples(seed=6)
+    a = MEDGraphicalModel(C=0.1, alpha=3.0).fit(X)
+    r = MEDGraphicalModel(C=0.1, rho=0.25).fit(X)
+    np.testing.assert_allclose(a.edge_posterior_, r.edge_posterior_, rtol=1e-12)
+
+
+def test_warm_start_along_a_path_gives_the_cold_answer():
+    _, X = _samples(seed=7)
+    g = MEDGraphicalModel(C=0.1, alpha=1.0, warm_start=True)
+    for alpha in (1.0, 10.0, 100.0):
+        g.set_params(alpha=alpha).fit(X)
+        cold = MEDGraphicalModel(C=0.1, alpha=alpha).fit(X)
+        assert g.objective_ == pytest.approx(cold.objective_, rel=1e-7)
+
+
+@pytest.mark.parametrize("X, message", [
+    (np.array([[0.0, 1.0], [2.0, 0.0], [1.0, 1.0]]), "binary"),
+    (np.array([[-1.0, 0.0, 1.0], [1.0, 1.0, -1.0]]), "binary"),
+    (np.array([[1.0, -1.0], [1.0, 1.0], [1.0, -1.0]]), "node\\(s\\) \\[0\\]"),
+    (np.array([[1.0], [-1.0]]), "at least two nodes"),
+    (np.array([[1.0, np.nan], [-1.0, 1.0]]), "NaN"),
+])
+def test_bad_input_is_refused_with_a_clear_error(X, message):
+    with pytest.raises(ValueError, match=message):
+        MEDGraphicalModel().fit(X)
+
+
+def test_prediction_input_must_have_the_training_coding():
+    _, X = _samples(seed=8)
+    g = MEDGraphicalModel(C=0.1).fit(X)
+    with pytest.raises(ValueError, match="as the training data"):
+        g.predict((X + 1) / 2)
+    with pytest.raises(ValueError, match="features"):
+        g.predict(X[:, :3])
+
+
+def test_parameters_are_checked():
+    _, X = _samples(seed=9)
+    with pytest.raises(ValueError, match="C"):
+        MEDGraphicalModel(C=-1.0).fit(X)
+    with pytest.raises(ValueError, match="alpha or rho"):
+        MEDGraphicalModel(alpha=1.0, rho=0.5).fit(X)
+
+
+def test_a_cycle_needs_its_two_neighbours_per_node():
+    X = random_ising(cycle_graph(6), coupling=0.8, mixed=False, random_state=1).sample(1500, random_state=2)
+    P = MEDGraphicalModel(C=0.1, alpha=10.0).fit(X).edge_posterior_
+    neighbours = np.sort(np.argsort(-P, axis=1)[:, :2], axis=1)
+    expected = np.sort(np.column_stack([(np.arange(6) - 1) % 6, (np.arange(6) + 1) % 6]), axis=1)
+    np.testing.assert_array_equal(neighbours, expected)
