@@ -42,6 +42,7 @@ labels in {-1, +1}) and :class:`MulticlassLearner` (one multiclass problem).
 
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numpy as np
@@ -50,7 +51,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from medmtl._validation import check_matrix, check_pm1_labels
-from medmtl.online.oracle import LabelOracle
+from medmtl.online.oracle import CallableOracle, LabelOracle, Query, QueryPending
 
 __all__ = ["OnlineLearner", "MultiTaskLearner", "MulticlassLearner", "NotFittedError", "as_one_row"]
 
@@ -115,8 +116,9 @@ class OnlineLearner(BaseEstimator):
             alone. Give ``y`` or ``oracle``, not both.
         task : int, optional
             The task of ``x`` (learners that see one example of one task per round).
-        oracle : LabelOracle, optional
-            The stream's annotator.
+        oracle : LabelOracle or CallableOracle, optional
+            The stream's annotator; a :class:`~medmtl.online.oracle.CallableOracle` is asked
+            each question live (see the module notes).
         index : int, optional
             The position of this round's label(s) in ``oracle`` (default: how many inputs
             of that task the learner has seen).
@@ -130,8 +132,43 @@ class OnlineLearner(BaseEstimator):
         if oracle is None:
             oracle, index = self._oracle_for(x, y, task), 0
         elif not isinstance(oracle, LabelOracle):
-            raise TypeError(f"oracle must be a medmtl.online.LabelOracle, got {type(oracle).__name__}")
-        self._learn_round(x, task, oracle, index)
+            raise TypeError(f"oracle must be a medmtl.online.LabelOracle or CallableOracle, "
+                            f"got {type(oracle).__name__}")
+        if isinstance(oracle, CallableOracle):
+            self._learn_live(x, task, oracle, index)
+        else:
+            self._learn_round(x, task, oracle, index)
+
+    def _learn_live(self, x, task, oracle, index):
+        """Play a round whose labels a :class:`CallableOracle` gives one question at a time.
+
+        Each attempt at the round runs until the learner asks a question not yet answered;
+        the learner and the oracle's counts are then put back as they were, the question is
+        asked, and the round is played again. A skipped question drops the round; any error
+        leaves the learner as it was before the round.
+        """
+        state, mark = _Snapshot(self), oracle._checkpoint()
+        try:
+            while True:
+                try:
+                    self._learn_round(x, task, oracle, index)
+                    return
+                except QueryPending as pending:
+                    state.restore()
+                    oracle._rewind(mark, pending)
+                    row, prediction, margin = self._query_view(x, task, pending.task)
+                    if oracle._ask(Query(pending.index, pending.task, row, prediction, margin)) is None:
+                        return
+        except BaseException:
+            state.restore()
+            oracle._rewind(mark)
+            raise
+        finally:
+            oracle._end_round()
+
+    def _query_view(self, x, task, asked):  # pragma: no cover - abstract
+        """(the asked task's input, the learner's prediction, the asked task's margin)."""
+        raise NotImplementedError
 
     def _oracle_for(self, x, y, task):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -170,6 +207,64 @@ class OnlineLearner(BaseEstimator):
     def _check_fitted(self, hint="call fit or learn_one first"):
         if not self.__sklearn_is_fitted__():
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; {hint}")
+
+
+def _query_input(row):
+    """A copy of one checked input row as a :class:`Query` shows it: 1-D dense, or a sparse row."""
+    return row.copy() if sp.issparse(row) else np.array(row[0], copy=True)
+
+
+class _Snapshot:
+    """A learner's attributes, to be put back in place (the same array objects) after a failed round.
+
+    Arrays are copied back into themselves and generators get their state back, so views
+    (such as SHAMPO's per-task weights in one buffer) and shared generators stay what they
+    were; other values are restored by assignment.
+    """
+
+    def __init__(self, obj):
+        self.obj = obj
+        self.saved = {name: (value, _save(value)) for name, value in vars(obj).items()}
+
+    def restore(self):
+        attributes = vars(self.obj)
+        for name in [name for name in attributes if name not in self.saved]:
+            del attributes[name]
+        for name, (value, saved) in self.saved.items():
+            attributes[name] = _load(value, saved)
+
+
+_IMMUTABLE = (numbers.Number, str, bytes, type(None), range, frozenset, type)
+
+
+def _save(value):
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, np.random.Generator):
+        return copy.deepcopy(value.bit_generator.state)
+    if type(value) in (list, tuple):
+        return [(item, _save(item)) for item in value]
+    if isinstance(value, _IMMUTABLE):
+        return value
+    return copy.deepcopy(value)
+
+
+def _load(value, saved):
+    if isinstance(value, np.ndarray):
+        np.copyto(value, saved)
+        return value
+    if isinstance(value, np.random.Generator):
+        value.bit_generator.state = saved
+        return value
+    if type(value) in (list, tuple):
+        items = [_load(item, item_saved) for item, item_saved in saved]
+        if type(value) is list:
+            value[:] = items
+            return value
+        return tuple(items)
+    if isinstance(value, _IMMUTABLE):
+        return value
+    return copy.deepcopy(saved)
 
 
 class MultiTaskLearner(OnlineLearner):
@@ -254,6 +349,13 @@ class MultiTaskLearner(OnlineLearner):
             return np.array([self.predict_one(xj, task=j) for j, xj in enumerate(x)])
         return int(self.predict(as_one_row(x), task=task)[0])
 
+    def _query_view(self, x, task, asked):
+        row = as_one_row(x[asked] if task is None else x)
+        if not self.__sklearn_is_fitted__():
+            return _query_input(row), None, None
+        margin = float(self.decision_function(row, task=asked)[0])
+        return _query_input(row), 1 if margin >= 0 else -1, margin
+
     def _labelled(self, X, y, task):
         """(predictions, checked labels) pairs, one per task scored."""
         if task is not None:
@@ -300,6 +402,13 @@ class MulticlassLearner(OnlineLearner):
     def _check_no_task(self, task):
         if task is not None:
             raise ValueError(f"{type(self).__name__} learns one multiclass problem; task must be None")
+
+    def _query_view(self, x, task, asked):
+        row = as_one_row(x)
+        if not self.__sklearn_is_fitted__():
+            return _query_input(row), None, None
+        margins = np.asarray(self.decision_function(row))
+        return _query_input(row), self.classes_[self._classify(margins)][0], float(margins[0, asked])
 
     def predict(self, X, *, task=None):
         """Class labels of the inputs ``X``.
