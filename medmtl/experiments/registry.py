@@ -36,6 +36,7 @@ EXPERIMENT_MODULES = [
     "medmtl.experiments.shampo",
     "medmtl.experiments.amlc",
     "medmtl.experiments.mts3flc",
+    "medmtl.experiments.structure",
 ]
 
 _OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(RunOptions))

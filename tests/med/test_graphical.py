@@ -180,3 +180,28 @@ def test_a_cycle_needs_its_two_neighbours_per_node():
     neighbours = np.sort(np.argsort(-P, axis=1)[:, :2], axis=1)
     expected = np.sort(np.column_stack([(np.arange(6) - 1) % 6, (np.arange(6) + 1) % 6]), axis=1)
     np.testing.assert_array_equal(neighbours, expected)
+
+
+def test_estimator_contract_on_binary_data():
+    # scikit-learn's common checks feed real-valued X, which a model of binary data refuses;
+    # the properties they test, on binary data:
+    import pickle
+
+    from sklearn.base import clone
+
+    _, X = _samples(seed=10)
+    g = MEDGraphicalModel(C=0.1, alpha=10.0)
+    assert g.fit(X) is g and g.n_features_in_ == X.shape[1]
+    again = clone(g).fit(X)
+    np.testing.assert_array_equal(again.edge_posterior_, g.edge_posterior_)       # idempotent
+    restored = pickle.loads(pickle.dumps(g))
+    np.testing.assert_array_equal(restored.decision_function(X), g.decision_function(X))
+    order = np.random.default_rng(0).permutation(X.shape[0])
+    np.testing.assert_allclose(g.decision_function(X[order]), g.decision_function(X)[order])
+    readonly = X.copy()
+    readonly.flags.writeable = False
+    np.testing.assert_allclose(MEDGraphicalModel(C=0.1, alpha=10.0).fit(readonly).edge_posterior_,
+                               g.edge_posterior_)
+    assert g.get_params()["C"] == 0.1 and g.C == 0.1                                 # params untouched
+    with pytest.raises(ValueError, match="one value in every sample"):
+        MEDGraphicalModel().fit(X[:1])

@@ -1,0 +1,100 @@
+"""Speed of MED structure estimation against l1 neighbourhood selection, in one run.
+
+    python benchmarks/bench_structure.py [--quick] [--budget SECONDS] [--threads N|default]
+
+One row per graph size: an Ising model on a random graph with degrees at most 3 (couplings
+of size 0.5, random signs), ``T`` Gibbs samples, and
+
+* MED (:class:`medmtl.med.MEDGraphicalModel`, ``C = 0.01``, ``alpha = 36``, fixed
+  beforehand; ``method="auto"``, the default tolerances): one joint fit of the whole graph;
+* l1 neighbourhood selection: ``N`` l1 logistic regressions with liblinear (``C = 0.1``),
+  one per node, their times added up.
+
+Printed: each one's time, MED's solver status and passes, the edge AUC of both (MED's
+posteriors; the AND of the l1 weights), and the time ratio MED / l1 (target of issue 18 at
+100 nodes x 1,000 samples: at most 20). Each fit runs in a forked child after the numba
+kernels are compiled, with BLAS limited to ``--threads`` threads (``default``: BLAS's own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_med import _limit_threads, speed_ratio, timed  # noqa: E402
+
+CASES = [(20, 500), (50, 1000), (100, 1000)]
+QUICK_CASES = [(20, 300), (50, 300)]
+
+
+def problem(n_nodes, n_samples, seed=0):
+    from medmtl.datasets.ising import random_graph, random_ising
+
+    A = random_graph(n_nodes, max_degree=3, random_state=seed)
+    X = random_ising(A, coupling=0.5, random_state=seed).sample(n_samples, random_state=seed + 1)
+    return A, X.astype(float)
+
+
+def med_fit(X):
+    from medmtl.med import MEDGraphicalModel
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = MEDGraphicalModel(C=0.01, alpha=36.0).fit(X)
+    passes = g.n_iter_
+    return g.edge_posterior_, g.solver_status_, passes, [str(w.message)[:100] for w in caught]
+
+
+def l1_fits(X):
+    from sklearn.linear_model import LogisticRegression
+
+    T, N = X.shape
+    W = np.zeros((N, N))
+    for m in range(N):
+        others = np.arange(N) != m
+        lr = LogisticRegression(l1_ratio=1.0, C=0.1, solver="liblinear", random_state=0)
+        W[m, others] = lr.fit(X[:, others], X[:, m]).coef_[0]
+    return np.minimum(np.abs(W), np.abs(W.T))
+
+
+def auc(A, S):
+    from sklearn.metrics import roc_auc_score
+
+    iu = np.triu_indices(A.shape[0], 1)
+    return roc_auc_score(A[iu], S[iu])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--budget", type=float, default=900.0)
+    parser.add_argument("--threads", default="default")
+    args = parser.parse_args(argv)
+    if args.threads != "default":
+        _limit_threads(args.threads)
+    med_fit(problem(6, 100)[1])   # compile the numba kernels before the children fork
+    print(f"{'graph':>22s}  {'MED':>10s}  {'status (iterations)':>22s}  {'l1 x N':>8s}  "
+          f"{'AUC MED':>8s}  {'AUC l1 AND':>10s}  ratio")
+    for N, T in (QUICK_CASES if args.quick else CASES):
+        A, X = problem(N, T)
+        t_med, med = timed(lambda: med_fit(X), args.budget)
+        t_l1, S = timed(lambda: l1_fits(X), args.budget)
+        if t_med is None or t_l1 is None:
+            print(f"{N:4d} nodes x {T:5d} samples  {med if t_med is None else S}")
+            continue
+        P, status, iterations, caught = med
+        print(f"{N:4d} nodes x {T:5d} samples  {t_med:9.2f}s  {status + f' ({iterations})':>22s}  {t_l1:7.2f}s  "
+              f"{auc(A, P):8.4f}  {auc(A, S):10.4f}  {speed_ratio(t_med, t_l1, 'MED / l1')}")
+        for message in caught:
+            print(f"{'':24s}warning: {message}")
+
+
+if __name__ == "__main__":
+    main()
