@@ -12,6 +12,10 @@ Protocol shared by the experiments
   (``MultiTaskStream.from_tasks(align="cycle")``). One pass; inputs scaled to unit norm.
 - SHAMPO's b is chosen from the grid on the validation split (mean validation error over
   the problem's tasks); never on the test split. Test error is the mean over tasks.
+- Test labels pass through :func:`~medmtl.experiments.leakage.guard_test_labels` where each
+  task's split is made, and every result records what it chose (or fixed a priori) in
+  ``extra["selection"]``. Training labels the learner never queried (Fig. 4(a) scores its
+  mistakes on them) are used for scoring only and pass through the guard too.
 - The paper's vowel (VJ) data is not available: its rows of Table 1 are not reproduced,
   MIXED draws its tasks from USPS, MNIST and the documents only, and the bandit section
   uses USPS (10 classes) instead of the 8 vowels.
@@ -23,6 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from medmtl.experiments.leakage import guard_test_labels
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import RunOptions, run_grid
@@ -86,7 +91,7 @@ def _cap(X, y, cap, rng):
 
 
 def _digit_tasks(name, scheme, seed, cap_train=None, cap_test=None):
-    """Binary tasks (name, train, val, test) of one digit collection."""
+    """Binary tasks (name, train, val, test) of one digit collection; test labels guarded."""
     parts = _digits(name, seed)
     rng = np.random.default_rng([seed, 12])
     if scheme == "1 vs 1":
@@ -100,6 +105,7 @@ def _digit_tasks(name, scheme, seed, cap_train=None, cap_test=None):
             keep = np.isin(lab, pos + neg)
             y = np.where(np.isin(lab[keep], pos), 1, -1)
             split.append(_cap(X[keep], y, cap_train if k < 2 else cap_test, rng))
+        split[2] = (split[2][0], guard_test_labels(split[2][1]))
         tasks.append((label, *split))
     return tasks
 
@@ -125,19 +131,25 @@ def _document_tasks(seed, quick):
     return tasks
 
 
+def _documents(seed, quick):
+    """The document tasks of :func:`_document_tasks` with their test labels guarded (outside
+    its cache, so that a relabelled run never sees, nor leaves, guarded labels there)."""
+    return [(name, tr, va, (te[0], guard_test_labels(te[1]))) for name, tr, va, te in _document_tasks(seed, quick)]
+
+
 def _collection(name, seed, quick):
     cap_train, cap_test = (600, 400) if quick else (None, None)
     if name.startswith("USPS") or name.startswith("MNIST"):
         data, scheme = name.split(" ", 1)
         return _digit_tasks(data, "1 vs 1" if scheme == "1 vs 1" else "1 vs rest", seed, cap_train, cap_test)
     if name == "NLP documents":
-        return list(_document_tasks(seed, quick))
+        return _documents(seed, quick)
     if name == "MIXED":
         rng = np.random.default_rng([seed, 14])
         out = []
         for pool in (_digit_tasks("USPS", "1 vs 1", seed, cap_train, cap_test),
                      _digit_tasks("MNIST", "1 vs 1", seed, cap_train, cap_test),
-                     list(_document_tasks(seed, quick))):
+                     _documents(seed, quick)):
             out += [pool[i] for i in rng.choice(len(pool), min(10, len(pool)), replace=False)]
         return out
     raise ValueError(f"unknown collection {name!r}")
@@ -259,6 +271,15 @@ def shampo_table1(options=RunOptions()):
         x=COLLECTIONS, measured=measured, measured_std=std, paper=paper,
         xlabel="collection", ylabel="mean test error (%)",
         title="SHAMPO Table 1: test error per collection", extra={
+            "selection": {
+                "rule": "SHAMPO's b (aggressive and plain, per problem) from the grid by the mean validation "
+                        "error over the problem's tasks; exploit (b -> 0) and uniform (b -> inf) fixed a priori",
+                "b_grid": b_grid,
+                "problems": [{"collection": cell["collection"], "problem": cell["problem"],
+                              **{f"{mode} SHAMPO": {"b": row[f"{mode} SHAMPO b"],
+                                                    "validation_error_by_b": row[f"{mode} SHAMPO validation by b"]}
+                                 for mode in ("aggressive", "plain")}}
+                             for cell, row in zip(cells, rows)]},
             "score_ranks": rank_table, "paper_score_ranks": PAPER_RANKS, "methods": METHODS,
             "problems": [{**cells[i], **rows[i]} for i in range(len(cells))]})
     return result, table1_figure(result)
@@ -352,21 +373,43 @@ def shampo_b_sweep(options=RunOptions()):
         x=b_grid, measured=measured, measured_std=std, paper={n: [None] * len(b_grid) for n in names},
         xlabel="b", ylabel="mean test error (%)", xscale="log",
         title="SHAMPO Fig. 3(c): USPS one-vs-one",
-        extra={"prior_labels_per_problem": [r["prior_labels"] / repeats for r in rows],
+        extra={"selection": {"rule": "fixed a priori: every b of the grid is reported, as a curve; nothing is "
+                                     "chosen", "b": b_grid, "variants": names,
+                             "prior_rounds": cells[0]["prior_rounds"]},
+               "prior_labels_per_problem": [r["prior_labels"] / repeats for r in rows],
                "tasks": [r["tasks"] for r in rows],
                "paper_text": "aggressive with prior 1.47 % vs 2.73 % without (USPS 1 vs 1); "
                              "the prior beats a_i = 1 for every b"})
 
 
 # --------------------------------------------------------------------------- Fig. 4
+def _scoring_labels(tasks, orders, model):
+    """The training labels of every round and task (n_rounds, n_tasks), as Fig. 4(a) scores
+    the mistakes: those of the training examples ``model`` never queried, which it used for
+    scoring only, pass through :func:`guard_test_labels` (per task); the queried ones, which
+    it learnt from, are kept."""
+    n_rounds = len(orders[0])
+    asked = np.zeros((n_rounds, len(tasks)), dtype=bool)
+    asked[np.arange(n_rounds)[:, None], model.queried_tasks_] = True
+    columns = []
+    for k, (task, order) in enumerate(zip(tasks, orders)):
+        y = task[1][1]
+        unseen = np.ones(y.size, dtype=bool)
+        unseen[order[asked[:, k]]] = False  # an example cycled in twice is seen if either round asked
+        scored = y.copy()
+        scored[unseen] = guard_test_labels(y[unseen])
+        columns.append(scored[order])
+    return np.column_stack(columns)
+
+
 def queries_cell(cell):
     """MNIST one-vs-one, 45 tasks: training mistakes vs b, and queries vs test error."""
     tasks = _digit_tasks("MNIST", "1 vs 1", cell["seed"], *((600, 400) if cell["quick"] else (None, None)))
-    stream, labels, _ = _stream(tasks, [cell["seed"], cell["repeat"]])
-    Y = np.column_stack(labels)
+    stream, labels, orders = _stream(tasks, [cell["seed"], cell["repeat"]])
     total, queried = [], []
     for b in cell["b_grid"]:
         model = _fit(stream, labels, [cell["seed"], cell["repeat"], 3], b=b, aggressive=True)
+        Y = _scoring_labels(tasks, orders, model)
         mistakes = Y * model.train_margins_ <= 0          # M_{i,t} of the paper, every task
         asked = np.take_along_axis(mistakes, model.queried_tasks_, axis=1)
         total.append(float(mistakes.mean()))
@@ -430,7 +473,10 @@ def shampo_queries(options=RunOptions()):
         paper={"total mistakes": [None] * len(b_grid), "queried mistakes": [None] * len(b_grid)},
         xlabel="b", ylabel="fraction of training mistakes", xscale="log",
         title="SHAMPO Fig. 4(a): MNIST one-vs-one",
-        extra={"per_task": per_task, "tasks": rows[0]["tasks"],
+        extra={"selection": {"rule": "fixed a priori: every b of the grid is reported, as a curve; Fig. 4(b) "
+                                     "compares three allocations at one setting; nothing is chosen",
+                             "b": b_grid, "fig4b": {"aggressive": True, "lam": 0.005, "SHAMPO b": 0.01}},
+               "per_task": per_task, "tasks": rows[0]["tasks"],
                "mean_test_error": {k: float(np.mean(v["test_error"])) for k, v in per_task.items()},
                "paper_text": "uniform: ~266 queries per task; b ~ 0.01 gives harder tasks more queries "
                              "and lowers the test error of every task"})
@@ -447,6 +493,7 @@ def bandit_cell(cell):
     from medmtl.online.bandits import Banditron, OneVsOneBandit, OneVsRestBandit
 
     (Xtr, ltr), (Xva, lva), (Xte, lte) = _digits("USPS", cell["seed"])
+    lte = guard_test_labels(lte)  # outside the cache of _digits
     rng = np.random.default_rng([cell["seed"], cell["repeat"], 21])
     if cell["quick"]:
         keep = rng.permutation(ltr.size)[:3000]
@@ -470,7 +517,8 @@ def bandit_cell(cell):
         model = make(params).fit(Xtr, ltr)
         scored.append((1 - model.score(Xva, lva), params, 1 - model.score(Xte, lte)))
     val, params, test = min(scored, key=lambda s: s[0])
-    return {"validation_error": 100 * val, "test_error": 100 * test, "chosen": params}
+    return {"validation_error": 100 * val, "test_error": 100 * test, "chosen": params,
+            "validation_error_by_params": [{**p, "validation_error": 100 * v} for v, p, _ in scored]}
 
 
 @register("shampo-bandits", "SHAMPO Sec. 6: contextual-bandit reductions and the Banditron (USPS)")
@@ -485,7 +533,7 @@ def shampo_bandits(options=RunOptions()):
     cells = [{"method": m, "repeat": r, "passes": k, "seed": seed, "quick": quick, "b_grid": b_grid,
               "gammas": gammas} for k in passes for m in methods for r in range(repeats)]
     rows = run_grid(bandit_cell, cells, name="shampo-bandits", options=options)
-    measured, std, chosen = {}, {}, {}
+    measured, std, chosen, selection = {}, {}, {}, {}
     for k in passes:
         key = "one pass" if k == 1 else f"{k} passes"
         measured[key], std[key] = [], []
@@ -495,6 +543,9 @@ def shampo_bandits(options=RunOptions()):
             measured[key].append(float(np.mean(errs)))
             std[key].append(float(np.std(errs)))
             chosen[f"{m}, {key}"] = [rows[i]["chosen"] for i in idx]
+            selection[f"{m}, {key}"] = [{"chosen": rows[i]["chosen"], "validation_error": rows[i]["validation_error"],
+                                         "validation_error_by_params": rows[i]["validation_error_by_params"]}
+                                        for i in idx]
     return ExperimentResult(
         name="shampo-bandits",
         settings=_settings(quick, seed, data="USPS, 10 classes (the paper's vowel data is not available); "
@@ -506,5 +557,8 @@ def shampo_bandits(options=RunOptions()):
         x=methods, measured=measured, measured_std=std,
         paper={key: [None] * len(methods) for key in measured}, xlabel="learner", ylabel="test error (%)",
         title="SHAMPO Sec. 6: bandit reductions on USPS",
-        extra={"chosen": chosen, "paper_vowel_data": PAPER_BANDITS_VOWEL,
+        extra={"selection": {"rule": "per learner and repeat: b and aggressive (reductions) or gamma (Banditron) "
+                                     "with the lowest validation error; eta = 0.2 and the passes fixed a priori",
+                             "b_grid": b_grid, "gammas": gammas, "passes": passes, **selection},
+               "chosen": chosen, "paper_vowel_data": PAPER_BANDITS_VOWEL,
                "paper_note": "paper values are on the vowel (VJ) data, one pass; not comparable in level"})

@@ -109,3 +109,24 @@ def test_problem_sampling_is_reproducible():
     assert [t[0] for t in a] == [t[0] for t in b]
     tr, va, te = ex._stratified_three_way(np.repeat(np.arange(3), 100), 150, 60, np.random.default_rng(0))
     assert len(set(tr) | set(va) | set(te)) == 300 and len(tr) == 150 and len(va) == 60
+
+
+def test_fig4a_scores_unqueried_training_labels_through_the_guard():
+    """Fig. 4(a) counts mistakes on every task of every round: the labels of training examples
+    the learner never queried are for scoring only (guarded), those it queried are kept, also
+    where a cycled example was queried on another round."""
+    from types import SimpleNamespace
+
+    from medmtl.experiments import leakage
+
+    y0, y1 = np.array([1, -1, 1, -1]), np.array([1, 1, -1])
+    tasks = [("a", (None, y0)), ("b", (None, y1))]
+    orders = [np.array([0, 1, 2, 3]), np.array([2, 0, 1, 2])]  # task b's example 2 comes twice
+    model = SimpleNamespace(queried_tasks_=np.array([[0], [1], [0], [1]]))  # a asked on rounds 0, 2; b on 1, 3
+    Y = ex._scoring_labels(tasks, orders, model)
+    np.testing.assert_array_equal(Y, np.column_stack([y0[orders[0]], y1[orders[1]]]))
+    with leakage.relabel_test_labels(lambda y: -y):
+        flipped = ex._scoring_labels(tasks, orders, model)
+    np.testing.assert_array_equal(flipped[:, 0], [1, 1, 1, 1])      # examples 1 and 3 never queried
+    # task b: only example 1 was never queried; example 2 was (round 3), so round 0 keeps its label
+    np.testing.assert_array_equal(flipped[:, 1], [-1, 1, -1, -1])
