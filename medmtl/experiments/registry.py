@@ -36,6 +36,7 @@ EXPERIMENT_MODULES = [
     "medmtl.experiments.shampo",
     "medmtl.experiments.amlc",
     "medmtl.experiments.mts3flc",
+    "medmtl.experiments.text_features",
     "medmtl.experiments.structure",
 ]
 
