@@ -7,17 +7,12 @@ cell fails it; the gallery page shows each one's first figure.
 """
 
 import importlib
-import logging
 import os
 import pkgutil
-import re
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-
-from docutils import nodes
-from sphinx.util.logging import WarningStreamHandler, get_node_location
 
 import medmtl
 
@@ -107,26 +102,6 @@ html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
 html_show_sourcelink = False
 
 
-# Temporary: the docstrings of these two subpackages still have undocumented parameters, so
-# warnings about them are dropped and the build stays strict for the rest (datasets, online,
-# kernels, nmtf, evaluation, model_selection).
-# Each pattern is searched in "location: message"; delete the list once their docstrings build.
-_PENDING_DOCSTRING_FIXES = [
-    r"docstring for 'medmtl\.(experiments|med)\.",  # numpydoc validation
-    r"/medmtl/(experiments/|med/)\S*:docstring of",  # docutils
-    r"/api/generated/medmtl\.(experiments|med)\S*:\d+:<autosummary>",  # summaries
-]
-
-
-class _DropPendingWarnings(logging.Filter):
-    def filter(self, record):
-        location = getattr(record, "location", None)
-        if isinstance(location, nodes.Node):
-            location = get_node_location(location)
-        text = f"{location}: {record.getMessage()}"
-        return not any(re.search(pattern, text) for pattern in _PENDING_DOCSTRING_FIXES)
-
-
 def _remove_fresh_cache(app, exception):
     if _FRESH_CACHE:
         shutil.rmtree(_FRESH_CACHE, ignore_errors=True)
@@ -135,6 +110,3 @@ def _remove_fresh_cache(app, exception):
 def setup(app):
     app.connect("autodoc-skip-member", _skip_foreign_members)
     app.connect("build-finished", _remove_fresh_cache)
-    for handler in logging.getLogger("sphinx").handlers:
-        if isinstance(handler, WarningStreamHandler):
-            handler.filters.insert(0, _DropPendingWarnings())  # before warnings are counted

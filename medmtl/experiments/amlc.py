@@ -74,6 +74,15 @@ PAPER_TABLE1 = {
 def prepare_inputs(X):
     """Append a bias feature and scale every row to unit norm (a new matrix; sparse stays CSR).
 
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        The inputs of one task.
+
+    Returns
+    -------
+    ndarray or CSR matrix of shape (n_samples, n_features + 1)
+
     Examples
     --------
     >>> prepare_inputs(np.array([[3.0, 0.0]])).round(4).tolist()
@@ -102,6 +111,24 @@ def _prepared(name):
 
 def make_learner(name, C=None, budget=None, random_state=None):
     """The learner called ``name`` in Table 1, with b = 1.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`LEARNERS`: ``"Random"``, ``"Independent"``, ``"PEER"``, ``"PEER+Share"``,
+        ``"AMLC"`` or ``"AMLC (sum)"``.
+    C : float, optional
+        The committee weights' decay of the tuned learners (``"PEER"``, ``"PEER+Share"`` and
+        the AMLC ones); unused by the others.
+    budget : int, optional
+        The most labels the learner may pay for (no limit if None).
+    random_state : int, numpy.random.Generator or None, optional
+        Seeds the learner's stream order and query coin flips.
+
+    Returns
+    -------
+    learner
+        An unfitted learner of :mod:`medmtl.online`.
 
     Examples
     --------
@@ -314,7 +341,14 @@ def table_figure(result):
 
 @register("amlc-table1", "AMLC Table 1: accuracy and queries of Random, Independent, PEER, PEER+Share, AMLC")
 def table1(options=RunOptions()):
-    """Reproduce Table 1 of the AMLC paper; return ``(ExperimentResult, figure)``."""
+    """Reproduce Table 1 of the AMLC paper; return ``(ExperimentResult, figure)``.
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    """
     settings = _settings(options.quick, options.seed)
     settings.update({"datasets": list(DATASETS), "learners": list(LEARNERS),
                      "splits": {k: {"train_per_task": v[0], "test_per_task": v[1] or "rest"}
@@ -410,6 +444,12 @@ def budget_curves(options=RunOptions()):
     examples for Landmine, 30% for spam and sentiment); ``extra["budgets"]`` has the
     absolute budgets. C is the one cross-validation picked for Table 1 (same cells, same
     cache).
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
     """
     settings = _settings(options.quick, options.seed)
     steps = [1 / 3, 2 / 3, 1.0] if options.quick else [1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0]
@@ -453,7 +493,17 @@ def budget_curves(options=RunOptions()):
 
 
 def budget_figure(result):
-    """Fig. 1 from an ``amlc-budget`` result: one panel per data set, accuracy vs budget."""
+    """Fig. 1 from an ``amlc-budget`` result: one panel per data set, accuracy vs budget.
+
+    Parameters
+    ----------
+    result : ExperimentResult
+        The result of ``amlc-budget`` (:func:`budget_curves`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(DATASETS), figsize=(14, 4))

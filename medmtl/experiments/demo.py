@@ -24,7 +24,16 @@ SIZE = 100
 
 
 def plot_roc(fold, path):
-    """ROC curves of every task, multi-task MED (solid) vs independent SVMs (dashed)."""
+    """ROC curves of every task, multi-task MED (solid) vs independent SVMs (dashed).
+
+    Parameters
+    ----------
+    fold : dict
+        One fold's result of ``dermatology_fold``: its test labels and both methods' test
+        scores per task.
+    path : str or pathlib.Path
+        Where the PNG is written.
+    """
     # a standalone figure, outside pyplot: the caller's backend is never touched
     from matplotlib.figure import Figure
     from sklearn.metrics import roc_auc_score, roc_curve
@@ -50,6 +59,14 @@ def plot_roc(fold, path):
 
 
 def main(argv=None):
+    """``make demo``: multi-task MED feature selection on Dermatology against independent SVMs.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command line (``--out``, ``--folds``, ``--n-jobs``, ``--seed``); ``None`` reads
+        ``sys.argv``.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results")
     parser.add_argument("--folds", type=int, default=5)

@@ -44,6 +44,17 @@ def landmine_rbf_gammas(train_Xs, scales=LANDMINE_RBF_SCALES):
     """RBF bandwidths for the Landmine bank: ``gamma = s / m`` for each scale ``s``, with
     ``m`` the median squared distance between the training inputs (over all tasks).
 
+    Parameters
+    ----------
+    train_Xs : list of ndarray, each of shape (n_samples_t, n_features)
+        The training inputs of each task.
+    scales : list of float, default=LANDMINE_RBF_SCALES
+        The scales ``s``, one kernel each.
+
+    Returns
+    -------
+    list of float
+
     Examples
     --------
     >>> import numpy as np
@@ -65,6 +76,19 @@ def landmine_kernel_bank(n_features, gammas, poly=False):
     the experiments spread them over two decades around the median squared distance
     (:func:`landmine_rbf_gammas`). Polynomial kernels are ``(<a, b> / d + 1)^p``.
 
+    Parameters
+    ----------
+    n_features : int
+        Number of input features, one per-feature linear kernel each.
+    gammas : list of float
+        The RBF bandwidths, one kernel each (:func:`landmine_rbf_gammas`).
+    poly : bool, default=False
+        Add the polynomial kernels of degrees :data:`LANDMINE_POLY_DEGREES`.
+
+    Returns
+    -------
+    list of Kernel
+
     Examples
     --------
     >>> g = [2.0 ** p for p in range(-4, 5)]
@@ -85,6 +109,19 @@ def unit_diagonal_kernels(kernels, train_Xs):
     MED kernel selection compares kernels through ``lam^T K_d lam``; without a common scale
     a quartic kernel (values up to ~1e4) would win by size alone. A kernel whose training
     diagonal is all zero is left unscaled.
+
+    Parameters
+    ----------
+    kernels : list of str, Kernel or callable
+        The bank, in any form :func:`medmtl.kernels.get_kernel` takes.
+    train_Xs : list of ndarray, each of shape (n_samples_t, n_features)
+        The training inputs of each task; only they set the scales.
+
+    Returns
+    -------
+    list of Kernel
+        The kernels in the same order, each scaled by the inverse of its mean training
+        diagonal.
 
     Examples
     --------
@@ -112,6 +149,11 @@ class SumKernel:
 
     This is what MED kernel selection reduces to at alpha = 0 (every switch on), so an SVM on
     it is the natural independent baseline for a kernel bank.
+
+    Parameters
+    ----------
+    kernels : list of Kernel or callable
+        The bank; each is called as ``k(A, B)`` and returns a Gram matrix.
 
     Examples
     --------

@@ -80,6 +80,16 @@ def guard_test_split(test):
     """A test :class:`~medmtl.datasets.MultiTaskDataset` with each task's labels passed
     through :func:`guard_test_labels` (the inputs are shared, not copied).
 
+    Parameters
+    ----------
+    test : MultiTaskDataset
+        The test split of an experiment.
+
+    Returns
+    -------
+    MultiTaskDataset
+        ``test`` itself outside :func:`relabel_test_labels`.
+
     Examples
     --------
     >>> from medmtl.datasets import MultiTaskDataset, Task

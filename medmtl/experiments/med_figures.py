@@ -40,6 +40,26 @@ def mean_std_by(out, cells, key, xs, xkey):
     """Per value ``x`` of the cells' setting ``xkey``, the mean and standard deviation of
     ``o[key]`` over the cells' outputs ``o`` (the folds at that x).
 
+    Parameters
+    ----------
+    out : list of dict
+        The cells' outputs, in the order of ``cells``.
+    cells : list of dict
+        The cells' settings, each holding ``xkey``.
+    key : str
+        The output to summarise.
+    xs : list
+        The values of ``xkey`` to summarise at, in order.
+    xkey : str
+        The setting the folds are grouped by (e.g. ``"size"``).
+
+    Returns
+    -------
+    means, stds : list of float
+        One entry per value of ``xs``.
+
+    Examples
+    --------
     >>> mean_std_by([{"auc": 0.6}, {"auc": 0.8}], [{"n": 1}, {"n": 1}], "auc", [1], "n")
     ([0.7], [0.1])
     """
@@ -52,6 +72,23 @@ def paired_tests_by(out, cells, xs, xkey, a="multitask", b="independent"):
     ``o[b]`` over the folds at that x (the paper's test).
 
     Returns one dict per x: ``{xkey: x, "mean_difference", "standard_error", "p_value"}``.
+
+    Parameters
+    ----------
+    out : list of dict
+        The cells' outputs, in the order of ``cells``.
+    cells : list of dict
+        The cells' settings, each holding ``xkey``.
+    xs : list
+        The values of ``xkey`` to summarise at, in order.
+    xkey : str
+        The setting the folds are grouped by (e.g. ``"size"``).
+    a, b : str
+        The two outputs compared: the mean difference is ``o[a] - o[b]``.
+
+    Returns
+    -------
+    list of dict
     """
     rows = []
     for x in xs:
@@ -72,6 +109,19 @@ def baseline_comparisons(out, cells, xs, xkey, baselines):
     Each cell output ``o`` holds the test score ``o[key]`` of ``"multitask"`` and of every
     key in ``baselines``, and their validation scores ``o["validation"][key]``. The baseline
     called strongest at ``x`` is chosen by validation alone (:data:`STRONGEST_BASELINE_RULE`).
+
+    Parameters
+    ----------
+    out : list of dict
+        The cells' outputs, in the order of ``cells``.
+    cells : list of dict
+        The cells' settings, each holding ``xkey``.
+    xs : list
+        The values of ``xkey`` to summarise at, in order.
+    xkey : str
+        The setting the folds are grouped by (e.g. ``"size"``).
+    baselines : list of str
+        The baselines' output keys; on a tie in validation score the first is the strongest.
 
     Returns
     -------
@@ -128,6 +178,25 @@ def dermatology_path(size, fold, seed=0, Cs=DERMATOLOGY_GRID["Cs"], alphas=DERMA
     ``Xtr``, ``Xva``, ``Xte``), the validation mean AUC of every grid point (``scores``) and
     its iteration count, the ``chosen`` (C, alpha) and the ``model`` refitted there. The test
     split is not looked at.
+
+    Parameters
+    ----------
+    size : int
+        Training patients per task.
+    fold : int
+        The fold (repetition) at this size: it seeds the split with ``seed`` and ``size``.
+    seed : int, default=0
+        The run's seed (``RunOptions.seed``).
+    Cs : list of float, default=DERMATOLOGY_GRID["Cs"]
+        MED's values of ``C``, also the independent SVMs' grid.
+    alphas : list of float, default=DERMATOLOGY_GRID["alphas"]
+        MED's values of ``alpha``.
+    method : str, default=METHOD
+        The registered MED solution method.
+
+    Returns
+    -------
+    dict
     """
     from medmtl.med import MultiTaskMEDClassifier
 
@@ -161,6 +230,25 @@ def dermatology_fold(size, fold, seed=0, Cs=DERMATOLOGY_GRID["Cs"], alphas=DERMA
     Returns a dict with the three test mean AUCs, their validation mean AUCs, MED's validation
     surface ``[C, alpha, MAUC]``, the chosen hyper-parameters and the test labels and decision
     values per task (for ROC curves).
+
+    Parameters
+    ----------
+    size : int
+        Training patients per task.
+    fold : int
+        The fold (repetition) at this size: it seeds the split with ``seed`` and ``size``.
+    seed : int, default=0
+        The run's seed (``RunOptions.seed``).
+    Cs : list of float, default=DERMATOLOGY_GRID["Cs"]
+        MED's values of ``C``, also the independent SVMs' grid.
+    alphas : list of float, default=DERMATOLOGY_GRID["alphas"]
+        MED's values of ``alpha``.
+    method : str, default="bound"
+        The registered MED solution method.
+
+    Returns
+    -------
+    dict
     """
     p = dermatology_path(size, fold, seed, Cs, alphas, method)
     train, val, test = p["train"], p["val"], p["test"]
@@ -192,7 +280,14 @@ DERMATOLOGY_METHODS = {"multitask": "Multi-task sparsity (MED)", "independent": 
 
 @register("dermatology", "JMLR Fig. 1: multi-task MED feature selection vs independent SVMs, Dermatology")
 def dermatology(options=RunOptions()):
-    """JMLR Fig. 1: mean test AUC against training examples per task, over 5 folds."""
+    """JMLR Fig. 1: mean test AUC against training examples per task, over 5 folds.
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    """
     # 20, 40, ..., 200, plus 150: one of the three sizes at which the paper's curve was read
     sizes = [40, 100, 200] if options.quick else [20, 40, 60, 80, 100, 120, 140, 150, 160, 180, 200]
     folds = 1 if options.quick else 5
@@ -267,6 +362,32 @@ def landmine_fold(size, fold, seed=0, Cs=LANDMINE_GRID["Cs"], alphas=LANDMINE_GR
     are drawn uniformly (:func:`~medmtl.experiments.splits.split_uniform_draw`), tasks
     left without a mine are not fitted and score AUC 1/2 on validation and test, and every
     mean AUC is over all 29 tasks.
+
+    Parameters
+    ----------
+    size : int
+        Training examples per task.
+    fold : int
+        The fold (repetition) at this size: it seeds the split with ``seed`` and ``size``.
+    seed : int, default=0
+        The run's seed (``RunOptions.seed``).
+    Cs : list of float, default=LANDMINE_GRID["Cs"]
+        MED's values of ``C``, also the SVMs' grid.
+    alphas : list of float, default=LANDMINE_GRID["alphas"]
+        MED's values of ``alpha``.
+    poly : bool, default=False
+        Add the polynomial kernels to the bank (Fig. 2b) (:func:`landmine_kernel_bank`).
+    method : str, default=METHOD
+        The registered MED solution method.
+    rbf_scales : list of float, default=LANDMINE_RBF_SCALES
+        The RBF bandwidths in units of the median squared distance
+        (:func:`landmine_rbf_gammas`).
+    draw : {"stratified", "uniform"}, default="stratified"
+        How the training examples are drawn, as described above.
+
+    Returns
+    -------
+    dict
     """
     from medmtl.med import MultiTaskMEDClassifier
 
@@ -381,14 +502,44 @@ def _landmine(poly, options, sizes, folds, grid, draw):
 @register("landmine-kernels", "JMLR Fig. 2a: multi-task MED kernel selection (9 per-feature + 9 RBF) vs SVMs, Landmine")
 def landmine_kernels(options=RunOptions(), *, sizes=None, folds=None, grid=None, draw="stratified"):
     """JMLR Fig. 2a; ``sizes``, ``folds``, ``grid`` and ``draw`` (see :func:`landmine_fold`)
-    override the full run's."""
+    override the full run's.
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    sizes : list of int, optional
+        Training examples per task, one point of the curve each (the run's own if None).
+    folds : int, optional
+        Folds per size (the run's own if None).
+    grid : dict, optional
+        ``{"Cs": [...], "alphas": [...]}`` (the run's own if None).
+    draw : {"stratified", "uniform"}, default="stratified"
+        How the training examples are drawn (:func:`landmine_fold`).
+    """
     return _landmine(False, options, sizes, folds, grid, draw)
 
 
 @register("landmine-kernels-poly", "JMLR Fig. 2b: as Fig. 2a plus linear..quartic kernels (D = 22), Landmine")
 def landmine_kernels_poly(options=RunOptions(), *, sizes=None, folds=None, grid=None, draw="stratified"):
     """JMLR Fig. 2b; ``sizes``, ``folds``, ``grid`` and ``draw`` (see :func:`landmine_fold`)
-    override the full run's."""
+    override the full run's.
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    sizes : list of int, optional
+        Training examples per task, one point of the curve each (the run's own if None).
+    folds : int, optional
+        Folds per size (the run's own if None).
+    grid : dict, optional
+        ``{"Cs": [...], "alphas": [...]}`` (the run's own if None).
+    draw : {"stratified", "uniform"}, default="stratified"
+        How the training examples are drawn (:func:`landmine_fold`).
+    """
     return _landmine(True, options, sizes, folds, grid, draw)
 
 
@@ -489,6 +640,23 @@ def heart_split(rep, seed=0, Cs=HEART_CS, log_alphas=HEART_LOG_ALPHAS, method=ME
     validation mean AUC (``"adaptive_selected"``: its test MAUC), and for the curve over
     alpha, C on validation mean AUC separately at every alpha, as the paper draws it
     (``"adaptive"``: the test MAUC at each fixed alpha).
+
+    Parameters
+    ----------
+    rep : int
+        The split's repetition number: it seeds the split with ``seed``.
+    seed : int, default=0
+        The run's seed (``RunOptions.seed``).
+    Cs : list of float, default=HEART_CS
+        The values of ``C`` of every method.
+    log_alphas : list of float, default=HEART_LOG_ALPHAS
+        Adaptive pooling's values of ``log(alpha)`` (natural logarithm).
+    method : str, default=METHOD
+        The registered MED solution method.
+
+    Returns
+    -------
+    dict
     """
     from medmtl.kernels import PolynomialKernel
     from medmtl.med import AdaptivePoolingClassifier
@@ -548,7 +716,14 @@ def _paired(a, b):
 def heart_pooling(options=RunOptions()):
     """JMLR Fig. 3: mean test AUC of adaptive pooling with (C, alpha) chosen on validation,
     beside pooled and independent SVMs, over 100 splits; and the test AUC at each fixed
-    alpha (the paper's curve)."""
+    alpha (the paper's curve).
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    """
     quick, seed = options.quick, options.seed
     reps = 4 if quick else 100
     log_alphas = HEART_QUICK_LOG_ALPHAS if quick else HEART_LOG_ALPHAS

@@ -52,6 +52,17 @@ def linear_coefficients(model, n_features):
     Works for any fitted linear model with ``decision_function`` or ``predict``, so it does
     not depend on how an estimator stores its weights.
 
+    Parameters
+    ----------
+    model : estimator
+        A fitted linear model with ``decision_function`` or ``predict``.
+    n_features : int
+        Number of input features of the model.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+
     Examples
     --------
     >>> from sklearn.linear_model import LinearRegression
@@ -69,6 +80,17 @@ def least_squares_fit(X, y):
     """Least squares with an intercept (minimum-norm when under-determined).
 
     Returns a function ``predict(X)``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Training inputs.
+    y : ndarray of shape (n_samples,)
+        Training targets.
+
+    Returns
+    -------
+    callable
 
     Examples
     --------
@@ -106,6 +128,20 @@ def splice_features(X, window, quadratic):
     positions (the explicit quadratic-kernel expansion without its structurally zero or
     duplicate columns: 100 + 4950 - 150 = 4900 features for the 25-position window).
 
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, 4 * window)
+        One-hot nucleotides, four columns (ACGT) per position.
+    window : int
+        Number of positions.
+    quadratic : bool
+        Add the products of indicators at two different positions; if False, ``X`` is
+        returned as it is.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_output_features)
+
     Examples
     --------
     >>> X = np.eye(8)[:2]  # two positions x ACGT
@@ -135,6 +171,31 @@ def splice_split(setting, rep, seed=0, n_train=200, n_val=500, Cs=SPLICE_CS, rho
     test AUC per rho, the libsvm linear SVM's test AUC (C chosen the same way), the chosen
     C and its validation AUC of both, and with ``keep_curves`` the ROC points and the
     linear coefficients per rho.
+
+    Parameters
+    ----------
+    setting : str
+        A key of :data:`SPLICE_SETTINGS`: the window and whether the features are quadratic.
+    rep : int
+        The split's repetition number: it seeds the split with ``seed``.
+    seed : int, default=0
+        The run's seed (``RunOptions.seed``).
+    n_train : int, default=200
+        Training examples.
+    n_val : int, default=500
+        Validation examples.
+    Cs : list of float, default=SPLICE_CS
+        The values of ``C`` of MED and of the linear SVM.
+    rhos : list of float, default=RHOS
+        The switch priors ``p0`` (``rho``), one MED model each.
+    method : str, default=METHOD
+        The registered MED solution method.
+    keep_curves : bool, default=True
+        Also return the ROC points and the linear coefficients per rho.
+
+    Returns
+    -------
+    dict
     """
     from medmtl.med import MEDClassifier
 
@@ -172,7 +233,14 @@ def splice_split(setting, rep, seed=0, n_train=200, n_val=500, Cs=SPLICE_CS, rho
 
 @register("splice-roc", "Lecture: ROC of MED feature selection at several rho on DNA splice sites (+ CDF of weights)")
 def splice_roc(options=RunOptions()):
-    """The lecture's splice ROC slides: test AUC per rho, ROC curves and coefficient CDFs."""
+    """The lecture's splice ROC slides: test AUC per rho, ROC curves and coefficient CDFs.
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    """
     quick, seed = options.quick, options.seed
     reps = 1 if quick else 5
     Cs = SPLICE_QUICK_CS if quick else SPLICE_CS
@@ -286,6 +354,31 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
     C) and the model is refitted on all training rows; with one C there is no selection (and
     no validation loss).
     ``n_train`` (quick mode) keeps only that many of the training rows.
+
+    Parameters
+    ----------
+    rep : int
+        The split's repetition number: it seeds the split with ``seed``.
+    seed : int, default=0
+        The run's seed (``RunOptions.seed``).
+    Cs : list of float, default=HOUSING_CS
+        MED's values of ``C``; a single value is used without selection.
+    rhos : list of float, default=RHOS
+        The switch priors ``p0`` (``rho``), one MED model each.
+    epsilon : float, default=HOUSING_EPSILON
+        Half-width of the insensitive tube, of MED's regression and of the test loss.
+    n_test : int, default=25
+        Test rows.
+    n_val : int, default=96
+        Training rows held out to choose C (with several ``Cs``).
+    n_train : int, optional
+        Keep only this many training rows (all if None).
+    method : str, default=METHOD
+        The registered MED solution method.
+
+    Returns
+    -------
+    dict
     """
     ds = load_housing()
     X, y = ds[0].X, ds[0].y
@@ -327,7 +420,16 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
 @register("housing-regression", "Lecture table: least squares vs MED feature-selection regression, Boston housing")
 def housing_regression(options=RunOptions(), *, repetitions=None):
     """The lecture's housing table: mean epsilon-insensitive test loss of least squares and of
-    MED feature-selection regression per p0, over ``repetitions`` random splits."""
+    MED feature-selection regression per p0, over ``repetitions`` random splits.
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    repetitions : int, optional
+        Random splits (the run's own, 20 or 1 for a quick run, if None).
+    """
     quick, seed = options.quick, options.seed
     reps = repetitions or (1 if quick else 20)
     Cs = HOUSING_QUICK_CS if quick else HOUSING_CS
@@ -393,6 +495,29 @@ def nci60_single_line(target, seed=0, n_train=50, n_val=200, Cs=NCI60_CS, rhos=R
     all the others test. Returns the mean epsilon-insensitive test loss of least squares
     (minimum norm: 63 inputs, 50 examples) and of MED feature-selection regression per p0,
     and MED's chosen C and validation loss per p0.
+
+    Parameters
+    ----------
+    target : int
+        The cell line (column) predicted, 0 to 63.
+    seed : int, default=0
+        The run's seed (``RunOptions.seed``).
+    n_train : int, default=50
+        Training genes.
+    n_val : int, default=200
+        Validation genes, to choose C per p0.
+    Cs : list of float, default=NCI60_CS
+        MED's values of ``C``.
+    rhos : list of float, default=RHOS
+        The switch priors ``p0`` (``rho``), one MED model each.
+    epsilon : float, default=NCI60_EPSILON
+        Half-width of the insensitive tube, of MED's regression and of the test loss.
+    method : str, default=METHOD
+        The registered MED solution method.
+
+    Returns
+    -------
+    dict
     """
     X, _ = load_nci60()
     E = X.T  # genes x cell lines
@@ -426,6 +551,35 @@ def nci60_meta_selection(rep, seed=0, n_candidates=32, n_tasks=8, n_train=200, C
     the candidates by their shared switch posterior; each target is then fitted by least
     squares on the top ``k`` lines, and on ``n_random`` random ``k``-subsets for comparison.
     Returns the mean epsilon-insensitive test loss over targets for each ``k``.
+
+    Parameters
+    ----------
+    rep : int
+        The repetition number: it seeds the split of lines and genes with ``seed``.
+    seed : int, default=0
+        The run's seed (``RunOptions.seed``).
+    n_candidates : int, default=32
+        Cell lines drawn as candidate inputs.
+    n_tasks : int, default=8
+        Cell lines drawn as targets, one regression task each.
+    n_train : int, default=200
+        Training genes.
+    C : float, default=1.0
+        MED's upper bound on the multipliers.
+    rho : float, default=1e-3
+        MED's switch prior ``p0``.
+    ks : sequence of int, default=(1, 2, 4, 8, 16)
+        The subset sizes ``k`` compared.
+    n_random : int, default=20
+        Random ``k``-subsets per ``k``.
+    epsilon : float, default=NCI60_EPSILON
+        Half-width of the insensitive tube, of MED's regression and of the test loss.
+    method : str, default=METHOD
+        The registered MED solution method.
+
+    Returns
+    -------
+    dict
     """
     from medmtl.med import MultiTaskMEDRegressor
 
@@ -462,7 +616,14 @@ def nci60_meta_selection(rep, seed=0, n_candidates=32, n_tasks=8, n_train=200, C
 
 @register("nci60-regression", "Lecture: MED (meta) feature-selection regression on NCI60 vs least squares / random")
 def nci60_regression(options=RunOptions()):
-    """The lecture's NCI60 table (one line from the others) and meta feature selection."""
+    """The lecture's NCI60 table (one line from the others) and meta feature selection.
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    """
     quick, seed = options.quick, options.seed
     targets = [0, 1] if quick else list(range(0, 64, 8))
     reps = 1 if quick else 5
@@ -544,6 +705,25 @@ def dermatology_cv_fold(fold, seed=0, size=200, Cs=DCV_GRID["Cs"], alphas=DCV_GR
 
     ``size`` training patients per task; the rest split in half for validation and test.
     Returns the validation surface, the validation-chosen (C, alpha) and its test MAUC.
+
+    Parameters
+    ----------
+    fold : int
+        The fold: it seeds the split with ``seed`` and ``size``.
+    seed : int, default=0
+        The run's seed (``RunOptions.seed``).
+    size : int, default=200
+        Training patients per task.
+    Cs : list of float, default=DCV_GRID["Cs"]
+        The grid's values of ``C``.
+    alphas : list of float, default=DCV_GRID["alphas"]
+        The grid's values of ``alpha``.
+    method : str, default=METHOD
+        The registered MED solution method.
+
+    Returns
+    -------
+    dict
     """
     from medmtl.experiments.med_figures import dermatology_path
 
@@ -558,7 +738,14 @@ def dermatology_cv_fold(fold, seed=0, size=200, Cs=DCV_GRID["Cs"], alphas=DCV_GR
 
 @register("dermatology-cv", "Lecture: validation surfaces of multi-task MED feature selection over C, alpha")
 def dermatology_cv(options=RunOptions()):
-    """The lecture's cross-validation surfaces: validation mean AUC over (C, alpha)."""
+    """The lecture's cross-validation surfaces: validation mean AUC over (C, alpha).
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    """
     quick, seed = options.quick, options.seed
     folds = 1 if quick else 5
     grid = DCV_QUICK_GRID if quick else DCV_GRID

@@ -66,7 +66,19 @@ _QUICK_MIN_DF = 5
 
 def problem_dataset(problem, quick):
     """The 4-task dataset of ``problem`` (one of :data:`PROBLEMS`, or :data:`DEVELOPMENT`);
-    ``quick``: a subsample of the posts and a smaller vocabulary."""
+    ``quick``: a subsample of the posts and a smaller vocabulary.
+
+    Parameters
+    ----------
+    problem : str
+        One of :data:`PROBLEMS` (e.g. ``"comp-rec"``) or :data:`DEVELOPMENT`.
+    quick : bool
+        The quick run's subsample of the posts and smaller vocabulary.
+
+    Returns
+    -------
+    MultiTaskDataset
+    """
     from medmtl.datasets.newsgroups_tasks import development_problem, orderly_problem
 
     if problem == DEVELOPMENT:
@@ -85,6 +97,15 @@ def labelled_split(ds, n_labeled, seed):
     The stratified draw can give a tiny labelled set (2 documents) a single class; such a
     draw is replaced by the next one (seeds ``[seed, 1]``, ``[seed, 2]``, ...), so draws
     that already hold both classes are the same as without the check.
+
+    Parameters
+    ----------
+    ds : MultiTaskDataset
+        The problem's tasks (:func:`problem_dataset`).
+    n_labeled : int
+        Labelled documents per task.
+    seed : int
+        Seeds the stratified draw.
 
     Returns
     -------
@@ -166,7 +187,17 @@ def _mean_std(values):
 
 @register("mts3flc-table3", "Du et al. ICDM 2012 Table III: accuracy vs shared topics k_s, 20 Newsgroups")
 def table3(options=RunOptions(), *, runs=None):
-    """Table III: six problems, K = 20, k_s over the grid, 6 or 14 labelled documents per task."""
+    """Table III: six problems, K = 20, k_s over the grid, 6 or 14 labelled documents per task.
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    runs : int, optional
+        Random labelled draws per setting (the run's own if None: 30 for a full run, 2
+        for a quick one).
+    """
     quick, seed = options.quick, options.seed
     problems = ["comp-rec"] if quick else PROBLEMS
     k_grid = [0, 5, 20] if quick else K_SHARED_GRID
@@ -249,7 +280,17 @@ FIG1_TABLE_KEY = {"MTS3FLC": "k_s=5", "S3FLC": "k_s=0", "LG": "LG", "pooled LG":
 
 @register("mts3flc-fig1", "Du et al. ICDM 2012 Fig. 1: accuracy vs labelled documents per task")
 def fig1(options=RunOptions(), *, runs=None):
-    """Fig. 1: MTS3FLC (k_s = 5), S3FLC, LG and pooled LG against labelled documents per task."""
+    """Fig. 1: MTS3FLC (k_s = 5), S3FLC, LG and pooled LG against labelled documents per task.
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    runs : int, optional
+        Random labelled draws per setting (the run's own if None: 30 for a full run, 1
+        for a quick one).
+    """
     quick, seed = options.quick, options.seed
     problems = ["comp-rec"] if quick else PROBLEMS
     sizes = [2, 6] if quick else [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
@@ -319,6 +360,27 @@ def topic_words(problem, n_labeled, k_s, seed, quick, n_words):
 
     The common topic shown is the shared topic that leans most to one class; each task's
     specific topic likewise among its own topics.
+
+    Parameters
+    ----------
+    problem : str
+        One of :data:`PROBLEMS` or :data:`DEVELOPMENT`.
+    n_labeled : int
+        Labelled documents per task.
+    k_s : int
+        Shared topics of MTS3FLC (0: S3FLC, no common topic).
+    seed : int
+        Seeds the labelled draw and the factorisation.
+    quick : bool
+        The quick run's subsampled data and 20 PLSA iterations.
+    n_words : int
+        Words shown per topic.
+
+    Returns
+    -------
+    dict
+        The transductive accuracy per task, the common topic, its class and its words per
+        task, each task's specific topic, class and words, and the task names.
     """
     from medmtl.nmtf import MTS3FLC
 
@@ -352,7 +414,14 @@ def topic_words(problem, n_labeled, k_s, seed, quick, n_words):
 
 @register("mts3flc-topics", "Du et al. ICDM 2012 Table IV: common and task-specific topics on comp vs rec")
 def topics(options=RunOptions()):
-    """Table IV: 20 most probable words of a common topic and of one specific topic per task."""
+    """Table IV: 20 most probable words of a common topic and of one specific topic per task.
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    """
     quick, seed = options.quick, options.seed
     cell = {"problem": "comp-rec", "n_labeled": 6, "k_s": 5, "seed": seed, "quick": quick,
             "n_words": 10 if quick else 20}
@@ -414,6 +483,15 @@ def select(options=RunOptions(), *, runs=None):
     labelled documents per task, the rest scored. The baselines take the ``C`` with the best
     mean of LG and pooled LG; the factorisations the pair with the best mean of S3FLC and
     MTS3FLC (k_s = 5).
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    runs : int, optional
+        Random labelled draws per setting (the run's own if None: 10 for a full run, 1
+        for a quick one).
     """
     result = _selection(options, runs)
     chosen = result.extra["chosen"]

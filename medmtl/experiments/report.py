@@ -66,6 +66,16 @@ def readme_rows(name):
 
     ``result`` is the :class:`~medmtl.experiments.result.ExperimentResult` read from
     ``NAME.json`` of a full run.
+
+    Parameters
+    ----------
+    name : str
+        The registered name of the experiment, as ``NAME.json`` of its result file spells it.
+
+    Returns
+    -------
+    callable
+        The decorator, which returns ``func`` unchanged.
     """
 
     def decorate(func):
@@ -80,6 +90,19 @@ def readme_rows(name):
 def fmt(x, digits=4):
     """A score without its leading zero, as the papers print them.
 
+    Parameters
+    ----------
+    x : float or None
+        The score; None or NaN gives ``"—"``.
+    digits : int, default=4
+        Digits after the decimal point.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> fmt(0.88923), fmt(1.5754, 3), fmt(None)
     ('.8892', '1.575', '—')
     """
@@ -92,6 +115,19 @@ def fmt(x, digits=4):
 def fmt_difference(d, digits=4):
     """A signed difference: ``+.0012``, ``-.0047``.
 
+    Parameters
+    ----------
+    d : float
+        The difference.
+    digits : int, default=4
+        Digits after the decimal point.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> fmt_difference(0.00123), fmt_difference(-0.0047)
     ('+.0012', '-.0047')
     """
@@ -102,6 +138,17 @@ def fmt_difference(d, digits=4):
 def fmt_p(p):
     """A p-value to two significant figures, ``p < .001`` below that.
 
+    Parameters
+    ----------
+    p : float or None
+        The p-value; None or NaN gives ``"p undefined"``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> fmt_p(0.0213), fmt_p(0.31), fmt_p(2e-5)
     ('p = .021', 'p = .31', 'p < .001')
     """
@@ -115,6 +162,19 @@ def fmt_p(p):
 def fmt_paired(test, digits=4):
     """A paired t-test ``{"mean_difference", "standard_error", "p_value"}`` in numbers.
 
+    Parameters
+    ----------
+    test : dict
+        The test's ``"mean_difference"``, ``"standard_error"`` and ``"p_value"``.
+    digits : int, default=4
+        Digits after the decimal point of the difference and its standard error.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> fmt_paired({"mean_difference": -0.0047, "standard_error": 0.002, "p_value": 0.021})
     '-.0047 ± .0020, p = .021'
     """
@@ -125,6 +185,19 @@ def fmt_paired(test, digits=4):
 def paired_summary(test, digits=4):
     """A paired t-test in numbers and in words (significant at the 5 % level or not).
 
+    Parameters
+    ----------
+    test : dict
+        The test's ``"mean_difference"``, ``"standard_error"`` and ``"p_value"``.
+    digits : int, default=4
+        Digits after the decimal point of the difference and its standard error.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> paired_summary({"mean_difference": -0.0047, "standard_error": 0.002, "p_value": 0.021})
     '-.0047 ± .0020, p = .021: significantly lower'
     """
@@ -140,6 +213,15 @@ def collect_rows(results_dir):
     """The rows of every experiment with a row function and a result file in ``results_dir``.
 
     Raises ``ValueError`` for a result of a quick run: the README reports full runs only.
+
+    Parameters
+    ----------
+    results_dir : str or path-like
+        The directory of the full runs' result files ``NAME.json``.
+
+    Returns
+    -------
+    list of Row
     """
     from medmtl.experiments import registry
     from medmtl.experiments.result import load_result
@@ -169,6 +251,19 @@ def _cell(text):
 def render(rows, results_dir="reproductions"):
     """The generated Markdown: a sentence on where the numbers come from, and the table.
 
+    Parameters
+    ----------
+    rows : list of Row
+        The table's rows, in order.
+    results_dir : str, default="reproductions"
+        The directory of the result files, as the sentence above the table names it.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> rows = [Row("`demo`", "mean", "none", ".5", ".6"), Row("`demo`", "median", "none", ".4")]
     >>> print(render(rows, "runs"))  # doctest: +NORMALIZE_WHITESPACE
     Full runs, generated from `runs/NAME.json` by `python -m medmtl.experiments.report`: no number
@@ -196,6 +291,19 @@ def render(rows, results_dir="reproductions"):
 def replace_section(text, section):
     """``text`` with everything between :data:`BEGIN` and :data:`END` replaced by ``section``.
 
+    Parameters
+    ----------
+    text : str
+        The README, holding :data:`BEGIN` and :data:`END` once each, in that order.
+    section : str
+        The new text between them.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> replace_section(f"a\\n{BEGIN}\\nold\\n{END}\\nb", "new").splitlines()[1:4] == [BEGIN, "new", END]
     True
     """

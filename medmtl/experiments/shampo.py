@@ -205,7 +205,13 @@ def _variant_runs(tasks, b_grid, repeats, seed, prior=None):
 
 
 def table1_cell(cell):
-    """One multi-task problem of Table 1: the six methods' test errors (%)."""
+    """One multi-task problem of Table 1: the six methods' test errors (%).
+
+    Parameters
+    ----------
+    cell : dict
+        The cell's settings (collection, problem, seed, quick, b_grid (the b values chosen among on validation), repeats).
+    """
     tasks = _problem(cell["collection"], cell["problem"], cell["seed"], cell["quick"])
     runs = _variant_runs(tasks, cell["b_grid"], cell["repeats"], cell["seed"])
     result = {"tasks": [t[0] for t in tasks], "rounds": int(max(t[1][1].size for t in tasks))}
@@ -239,7 +245,13 @@ def _settings(quick, seed, **more):
 
 @register("shampo-table1", "SHAMPO Table 1: test error and score ranks of exploit / SHAMPO / uniform")
 def shampo_table1(options=RunOptions()):
-    """Table 1: mean test error per collection of the six methods, and their score ranks."""
+    """Table 1: mean test error per collection of the six methods, and their score ranks.
+
+    Parameters
+    ----------
+    options : RunOptions
+        How to run: quick or full, seed, workers, cache.
+    """
     quick, seed = options.quick, options.seed
     n_problems, repeats = (1, 1) if quick else (8, 3)
     b_grid = B_GRID_QUICK if quick else B_GRID
@@ -328,7 +340,13 @@ def table1_figure(result):
 
 # --------------------------------------------------------------------------- Fig. 3(c)
 def b_sweep_cell(cell):
-    """One USPS one-vs-one problem of Table 1: test error vs b of three SHAMPO variants."""
+    """One USPS one-vs-one problem of Table 1: test error vs b of three SHAMPO variants.
+
+    Parameters
+    ----------
+    cell : dict
+        The cell's settings (seed, problem, repeats, quick, b_grid, prior_rounds).
+    """
     from medmtl.online.oracle import LabelOracle
     from medmtl.online.shampo import perceptron_mistake_prior
 
@@ -353,7 +371,13 @@ def b_sweep_cell(cell):
 
 @register("shampo-b-sweep", "SHAMPO Fig. 3(c): USPS one-vs-one mean test error vs b")
 def shampo_b_sweep(options=RunOptions()):
-    """Fig. 3(c): mean test error against b on the USPS one-vs-one problems."""
+    """Fig. 3(c): mean test error against b on the USPS one-vs-one problems.
+
+    Parameters
+    ----------
+    options : RunOptions
+        How to run: quick or full, seed, workers, cache.
+    """
     quick, seed = options.quick, options.seed
     n_problems, repeats = (2, 1) if quick else (8, 3)
     b_grid = B_GRID_QUICK if quick else B_GRID
@@ -403,7 +427,13 @@ def _scoring_labels(tasks, orders, model):
 
 
 def queries_cell(cell):
-    """MNIST one-vs-one, 45 tasks: training mistakes vs b, and queries vs test error."""
+    """MNIST one-vs-one, 45 tasks: training mistakes vs b, and queries vs test error.
+
+    Parameters
+    ----------
+    cell : dict
+        The cell's settings (seed, repeat, quick, b_grid).
+    """
     tasks = _digit_tasks("MNIST", "1 vs 1", cell["seed"], *((600, 400) if cell["quick"] else (None, None)))
     stream, labels, orders = _stream(tasks, [cell["seed"], cell["repeat"]])
     total, queried = [], []
@@ -450,7 +480,13 @@ def _queries_figure(b_grid, total, queried, per_task):
 
 @register("shampo-queries", "SHAMPO Fig. 4: training mistakes vs b; queries vs test error (MNIST)")
 def shampo_queries(options=RunOptions()):
-    """Fig. 4: training mistakes against b, and test error against queries per task."""
+    """Fig. 4: training mistakes against b, and test error against queries per task.
+
+    Parameters
+    ----------
+    options : RunOptions
+        How to run: quick or full, seed, workers, cache.
+    """
     quick, seed = options.quick, options.seed
     repeats = 1 if quick else 3
     b_grid = B_GRID_QUICK if quick else B_GRID
@@ -489,7 +525,14 @@ BANDIT_METHODS = ["one-vs-rest", "one-vs-one-random", "one-vs-one-weak", "one-vs
 
 
 def bandit_cell(cell):
-    """One learner on USPS as a 10-class bandit problem; hyper-parameters chosen on validation."""
+    """One learner on USPS as a 10-class bandit problem; hyper-parameters chosen on validation.
+
+    Parameters
+    ----------
+    cell : dict
+        The cell's settings: method (the learner), b_grid and gammas (its grids, chosen among on
+        validation), passes, seed, repeat, quick.
+    """
     from medmtl.online.bandits import Banditron, OneVsOneBandit, OneVsRestBandit
 
     (Xtr, ltr), (Xva, lva), (Xte, lte) = _digits("USPS", cell["seed"])
@@ -523,7 +566,13 @@ def bandit_cell(cell):
 
 @register("shampo-bandits", "SHAMPO Sec. 6: contextual-bandit reductions and the Banditron (USPS)")
 def shampo_bandits(options=RunOptions()):
-    """Sec. 6: test error of the bandit reductions and the Banditron on USPS."""
+    """Sec. 6: test error of the bandit reductions and the Banditron on USPS.
+
+    Parameters
+    ----------
+    options : RunOptions
+        How to run: quick or full, seed, workers, cache.
+    """
     quick, seed = options.quick, options.seed
     methods = BANDIT_METHODS
     repeats = 1 if quick else 3

@@ -276,7 +276,16 @@ def ising_structure(options=RunOptions(), *, method="newton"):
 
     MED is solved by ``method`` (Newton by default: on these 300-multiplier duals it meets
     its stopping rule at every setting of the grid, where the coordinate method stops at
-    its pass limit at large alpha and small C)."""
+    its pass limit at large alpha and small C).
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    method : str, default="newton"
+        The registered MED solution method that fits MED at every point of the grid.
+    """
     quick = options.quick
     reps = 3 if quick else 10
     Cs = [0.01, 0.1, 1.0] if quick else FIG4_CS
@@ -348,7 +357,16 @@ def _fig4_figure(result):
 @register("ising-structure-scale", "Ising structure at scale: grid and random graphs of 25-100 nodes, "
                                    "100-1,000 samples; edge AUC, exact recovery and fit time")
 def ising_structure_scale(options=RunOptions(), *, method="auto"):
-    """Edge AUC, exact recovery and fit time against the number of samples, 25-100 nodes."""
+    """Edge AUC, exact recovery and fit time against the number of samples, 25-100 nodes.
+
+    Parameters
+    ----------
+    options : RunOptions, optional
+        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
+        one local process).
+    method : str, default="auto"
+        The registered MED solution method that fits MED at every point of the grid.
+    """
     quick = options.quick
     sizes = [9, 16] if quick else [25, 49, 100]   # square numbers: grids exist at every size
     samples = [100, 400] if quick else [100, 300, 1000]

@@ -104,6 +104,23 @@ def independent_svm_scores(Cs, train, val, test, kernel="linear", grid=None, per
     Selection sees ``train`` and ``val`` only; each task's chosen SVM is then refitted on its
     training data and scores ``test`` once.
 
+    Parameters
+    ----------
+    Cs : list of float
+        The values of ``C`` to try.
+    train, val, test : list of (X, y) pairs, one per task
+        ``X`` of shape (n_samples, n_features), ``y`` of shape (n_samples,) in {-1, 1}.
+    kernel : str or callable, default="linear"
+        Passed to :class:`sklearn.svm.SVC`; a callable kernel's Gram matrices are computed
+        once per task.
+    grid : list of dict, optional
+        Further SVC parameters to try with every C (e.g. ``[{"gamma": 0.5}, {"gamma": 2}]``).
+    per_task : bool, default=True
+        True: each task takes the point with its own best validation AUC. False: one point
+        for all tasks, the one with the best validation AUC averaged over tasks.
+    **svc_params
+        Further fixed SVC parameters (``tol`` defaults to :data:`SVC_TOL`).
+
     Returns
     -------
     val_mauc : float
@@ -133,7 +150,17 @@ def independent_svm_scores(Cs, train, val, test, kernel="linear", grid=None, per
 def pooled_svm_scores(Cs, train, val, test, kernel="linear", **svc_params):
     """One libsvm SVM on all tasks' training data pooled, C chosen on validation mean AUC.
 
-    Parameters are those of :func:`independent_svm_scores`.
+    Parameters
+    ----------
+    Cs : list of float
+        The values of ``C`` to try.
+    train, val, test : list of (X, y) pairs, one per task
+        ``X`` of shape (n_samples, n_features), ``y`` of shape (n_samples,) in {-1, 1}; the
+        training pairs are stacked into one training set.
+    kernel : str or callable, default="linear"
+        Passed to :class:`sklearn.svm.SVC`.
+    **svc_params
+        Further fixed SVC parameters (``tol`` defaults to :data:`SVC_TOL`).
 
     Returns
     -------

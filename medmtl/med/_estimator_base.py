@@ -117,9 +117,10 @@ SOLVE_DOC = """\
 SOLUTION_DOC = """\
     objective_ : float
         The final dual objective ``J`` (``J(0) = 0``).
-    objective_path_ : ndarray of shape (n_iter_ + 1,)
-        ``J`` at the start and after each iteration.
+    objective_path_ : ndarray of shape (n_iterations + 1,)
+        ``J`` at the start and after each iteration (``n_iterations`` is ``n_iter_``).
     n_iter_ : int
+        Number of iterations the solution method ran.
     solver_status_ : str
         ``"converged"`` (``"optimal"`` for the direct solve) when the method met its
         stopping rule, else what stopped it, e.g. ``"max_iter"``.

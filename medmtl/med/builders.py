@@ -107,6 +107,22 @@ def feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=False, epsilon=0
     ``Phi_d`` is n x M, column ``m`` holding task ``m``'s signed feature ``d`` on its rows;
     in ``Phi`` the columns are ordered ``d * M + m``.
 
+    Parameters
+    ----------
+    Xs : list of array-like or sparse matrices, each of shape (n_m, n_features)
+        Inputs of each task ``m``.
+    ys : list of array-like, each of shape (n_m,)
+        Labels in {-1, +1} (classification) or real targets (``regression=True``).
+    C : float > 0, default=1.0
+        Upper bound on every multiplier (the slack penalty).
+    alpha : float >= 0, default=1.0
+        Prior odds of a switch being off; larger is sparser.
+    regression : bool, default=False
+        Build the epsilon-insensitive regression dual (two multipliers per example) instead
+        of the classification dual.
+    epsilon : float >= 0, default=0.1
+        Tube half-width for regression (unused for classification).
+
     Returns
     -------
     MEDDual
@@ -135,6 +151,25 @@ def kernel_selection_dual(Xs, ys, kernels, C=1.0, alpha=1.0, regression=False, e
     signed features, an RBF or polynomial kernel a :class:`KernelGram` (per-task kernel
     columns on demand); no cross-task Gram matrix is ever formed.
 
+    Parameters
+    ----------
+    Xs : list of array-like or sparse matrices, each of shape (n_m, n_features)
+        Inputs of each task ``m``.
+    ys : list of array-like, each of shape (n_m,)
+        Labels in {-1, +1} (classification) or real targets (``regression=True``).
+    kernels : list of str, Kernel or callable
+        The bank, one switched term per kernel: names or Kernel objects as
+        :func:`medmtl.kernels.get_kernel` takes them, or callables.
+    C : float > 0, default=1.0
+        Upper bound on every multiplier (the slack penalty).
+    alpha : float >= 0, default=1.0
+        Prior odds of a switch being off; larger is sparser.
+    regression : bool, default=False
+        Build the epsilon-insensitive regression dual (two multipliers per example) instead
+        of the classification dual.
+    epsilon : float >= 0, default=0.1
+        Tube half-width for regression (unused for classification).
+
     Returns
     -------
     MEDDual
@@ -154,6 +189,24 @@ def adaptive_pooling_dual(Xs, ys, kernel="linear", C=1.0, alpha=1.0, shared_scal
     ``Phi0`` factors ``shared_scale * K`` on the pooled examples; term ``m`` factors
     ``task_scale * K(X_m, X_m)`` on task ``m``'s rows (``task_scale`` defaults to ``10 M``,
     the JMLR paper's heuristic).
+
+    Parameters
+    ----------
+    Xs : list of array-like or sparse matrices, each of shape (n_m, n_features)
+        Inputs of each task ``m``.
+    ys : list of array-like, each of shape (n_m,)
+        Labels in {-1, +1}.
+    kernel : str, Kernel or callable, default="linear"
+        The kernel ``K`` of both the shared and the per-task models, as
+        :func:`medmtl.kernels.get_kernel` takes it.
+    C : float > 0, default=1.0
+        Upper bound on every multiplier (the slack penalty).
+    alpha : float >= 0, default=1.0
+        Prior odds of a task's switch being off; larger pools more.
+    shared_scale : float > 0, default=1.0
+        Weight of the shared model's kernel.
+    task_scale : float > 0, optional
+        Weight of each task's own kernel; ``10 M`` for ``M`` tasks if None.
 
     Returns
     -------

@@ -260,6 +260,18 @@ class MEDDual:
 
         The data and the :attr:`workspace` are shared, not copied, so a path over
         ``(C, alpha)`` builds the factors and the solvers' layouts once.
+
+        Parameters
+        ----------
+        C : float, optional
+            New upper bound of every multiplier, ``> 0`` (the box becomes ``[0, C]``); the
+            bounds are kept if None.
+        alpha : float, optional
+            New prior odds of a switch being off, ``>= 0``; kept if None.
+
+        Returns
+        -------
+        MEDDual
         """
         new = copy.copy(self)
         if C is not None:
@@ -289,27 +301,61 @@ class MEDDual:
 
     # -- the pieces of J -----------------------------------------------------------------
     def shared_u(self, lam):
-        """``Phi0^T lam`` (empty if there is no unswitched term)."""
+        """``Phi0^T lam`` (empty if there is no unswitched term).
+
+        Parameters
+        ----------
+        lam : array-like of shape (n,)
+            The stacked Lagrange multipliers.
+        """
         return np.zeros(0) if self.Phi0 is None else factor_tdot(self.Phi0, lam)
 
     def switched_u(self, lam):
-        """``Phi^T lam``: every ``u_d`` side by side, shape (R,)."""
+        """``Phi^T lam``: every ``u_d`` side by side, shape (R,).
+
+        Parameters
+        ----------
+        lam : array-like of shape (n,)
+            The stacked Lagrange multipliers.
+        """
         return np.zeros(0) if self.Phi is None else factor_tdot(self.Phi, lam)
 
     def half_sq_norms(self, w):
-        """``q_d = ||u_d||^2 / 2`` per term from the stacked ``w = Phi^T lam``."""
+        """``q_d = ||u_d||^2 / 2`` per term from the stacked ``w = Phi^T lam``.
+
+        Parameters
+        ----------
+        w : ndarray of shape (R,)
+            Every ``u_d`` side by side, as :meth:`switched_u` returns them.
+
+        Returns
+        -------
+        ndarray of shape (D,)
+        """
         cs = np.concatenate(([0.0], np.cumsum(np.square(w))))
         return 0.5 * (cs[self.term_ptr[1:]] - cs[self.term_ptr[:-1]])
 
     def term_quads(self, lam):
-        """``q_d = 1/2 lam^T H_d lam`` per switched term, shape (D,)."""
+        """``q_d = 1/2 lam^T H_d lam`` per switched term, shape (D,).
+
+        Parameters
+        ----------
+        lam : array-like of shape (n,)
+            The stacked Lagrange multipliers.
+        """
         lam = np.asarray(lam, dtype=float)
         if not self.has_kernels:
             return self.half_sq_norms(self.switched_u(lam))
         return np.array([0.5 * G.quad(lam) for G in self.term_grams()])
 
     def objective(self, lam):
-        """``J(lam)`` (``J(0) = 0``)."""
+        """``J(lam)`` (``J(0) = 0``).
+
+        Parameters
+        ----------
+        lam : array-like of shape (n,)
+            The stacked Lagrange multipliers.
+        """
         lam = np.asarray(lam, dtype=float)
         J = self.c @ lam
         if self.has_kernels:
@@ -324,15 +370,33 @@ class MEDDual:
         return float(J)
 
     def switch_posterior(self, lam):
-        """Posterior switch means ``s_d = 1 / (1 + alpha exp(-||u_d||^2 / 2))``, shape (D,)."""
+        """Posterior switch means ``s_d = 1 / (1 + alpha exp(-||u_d||^2 / 2))``, shape (D,).
+
+        Parameters
+        ----------
+        lam : array-like of shape (n,)
+            The stacked Lagrange multipliers.
+        """
         return switch_posterior(self.term_quads(lam), self.alpha)
 
     def curvature(self, lam):
-        """Theorem 1's ``G_d`` at ``lam``, shape (D,)."""
+        """Theorem 1's ``G_d`` at ``lam``, shape (D,).
+
+        Parameters
+        ----------
+        lam : array-like of shape (n,)
+            The stacked Lagrange multipliers.
+        """
         return bound_curvature(self.term_quads(lam), self.alpha)
 
     def gradient(self, lam):
-        """``nabla J(lam) = c - Phi0 Phi0^T lam - sum_d s_d Phi_d Phi_d^T lam``, shape (n,)."""
+        """``nabla J(lam) = c - Phi0 Phi0^T lam - sum_d s_d Phi_d Phi_d^T lam``, shape (n,).
+
+        Parameters
+        ----------
+        lam : array-like of shape (n,)
+            The stacked Lagrange multipliers.
+        """
         lam = np.asarray(lam, dtype=float)
         g = self.c.copy()
         if self.has_kernels:
@@ -363,6 +427,13 @@ class MEDDual:
 
         ``b_g`` is the mean of ``grad_i / a_i`` over the free multipliers of group ``g``; if
         none is free, the midpoint of the interval the bounded ones allow (as libsvm does).
+
+        Parameters
+        ----------
+        lam : array-like of shape (n,)
+            The stacked Lagrange multipliers.
+        grad : ndarray of shape (n,), optional
+            :meth:`gradient` at ``lam``, if already computed (it is computed otherwise).
 
         Returns
         -------
@@ -399,6 +470,15 @@ class MEDDual:
         Returns a dict with ``stationarity`` (projected gradient of the Lagrangian: free
         multipliers need ``grad_i = b_g a_i``, those at a bound the right sign), ``equality``
         (max ``|a_g^T lam_g|``) and ``bounds`` (max box violation).
+
+        Parameters
+        ----------
+        lam : array-like of shape (n,)
+            The stacked Lagrange multipliers.
+
+        Returns
+        -------
+        dict of str to float
         """
         lam = np.asarray(lam, dtype=float)
         grad = self.gradient(lam)

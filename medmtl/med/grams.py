@@ -338,6 +338,28 @@ def factorize_gram(K, name="kernel", rtol=1e-10, psd_tol=1e-8):
     Eigenvalues below ``rtol * max`` are dropped (numerically zero directions); an
     eigenvalue below ``-psd_tol * max`` means the kernel is not PSD and raises.
 
+    Parameters
+    ----------
+    K : array-like of shape (n, n)
+        The Gram matrix.
+    name : str, default="kernel"
+        The kernel's name, to start the messages of the errors raised.
+    rtol : float, default=1e-10
+        Eigenvalues up to ``rtol`` times the largest are dropped.
+    psd_tol : float, default=1e-8
+        An eigenvalue below ``-psd_tol`` times the largest (and below ``-1e-12``) is an
+        error: the kernel is not PSD. Those above are dropped or kept as ``rtol`` says.
+
+    Returns
+    -------
+    ndarray of shape (n, r)
+        The factor ``L``, one column per eigenvalue kept.
+
+    Raises
+    ------
+    ValueError
+        If ``K`` is not square, not finite, not symmetric or not PSD.
+
     Examples
     --------
     >>> L = factorize_gram(np.array([[2.0, 1.0], [1.0, 2.0]]))

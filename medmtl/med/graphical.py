@@ -123,7 +123,7 @@ class MEDGraphicalModel(MEDEstimator):
 
     _parameter_constraints = {**PRIOR_PARAMETERS, **SOLVE_PARAMETERS}
 
-    def __init__(self, C=1.0, alpha=None, rho=None, method="auto", solver=None, max_iter=None, tol=None,
+    def __init__(self, alpha=None, rho=None, C=1.0, method="auto", solver=None, max_iter=1000, tol=1e-12,
                  solver_options=None, warm_start=False):
         self.C = C
         self.alpha = alpha

@@ -26,7 +26,9 @@ __all__ = ["MEDSolution", "Method", "Option", "Interval", "Options", "Checked",
 class MEDSolution:
     """The result of solving a :class:`~medmtl.med.dual.MEDDual`.
 
-    Attributes
+    The solution methods build it; its fields are read as attributes of the same names.
+
+    Parameters
     ----------
     lam : ndarray of shape (n,)
         The multipliers (feasible: inside the box, group equalities met).
@@ -38,16 +40,18 @@ class MEDSolution:
         ``J`` at the start and after each iteration (non-decreasing for the built-in
         iterative methods).
     n_iter : int
+        Number of iterations the method ran.
     status : str
         ``"converged"`` (or CVXPY's ``"optimal"``) when the method met its stopping rule;
         otherwise what stopped it, e.g. ``"max_iter"`` or ``"stalled"``.
         :func:`~medmtl.med.solvers.solve` turns any other status into one
         ``ConvergenceWarning``.
     switch_posterior : ndarray of shape (D,)
-    method, solver : str
+        Posterior mean of each switch at ``lam``.
+    method, solver : str, default=""
         The method that ran and its inner solver.
-    info : dict
-        Method-specific extras (e.g. inner QP iterations).
+    info : dict, optional
+        Method-specific extras (e.g. inner QP iterations); empty by default.
 
     Examples
     --------
@@ -159,6 +163,15 @@ class Method(ABC):
         ``None`` gives :attr:`default_solver`. A name must be an installed CVXPY solver (upper
         case is returned), unless the method has no inner solver (``default_solver`` None),
         which takes no name at all. Override for other inner solvers.
+
+        Parameters
+        ----------
+        solver : str or None
+            The inner solver the caller asked for (any case), or None for the default.
+
+        Returns
+        -------
+        str or None
 
         Raises
         ------

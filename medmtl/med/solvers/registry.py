@@ -40,6 +40,25 @@ _EQUALITY_RTOL = 1e-8
 def get_method(name):
     """The registered method called ``name``.
 
+    Parameters
+    ----------
+    name : str
+        The name the method was registered under (``"auto"``, ``"newton"``, ``"cd"``,
+        ``"bound"``, ``"direct"`` or one added with :func:`register_method`).
+
+    Returns
+    -------
+    Method
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string.
+    ValueError
+        For a name that no method is registered under.
+
+    Examples
+    --------
     >>> get_method("bound").default_solver
     'OSQP'
     >>> get_method("magic")
