@@ -43,6 +43,7 @@ Selection on validation is on the mean over tasks of the per-task AUCs (MAUC).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 
@@ -374,6 +375,27 @@ def _liblinear_points(split, Cs):
     return points
 
 
+@contextlib.contextmanager
+def _without_anderson(module):
+    """Within the block, skglm's solver module ``module`` (``"group_bcd"``, ``"anderson_cd"``)
+    runs plain coordinate descent: its Anderson extrapolation never extrapolates. Used only
+    to refit a point whose accelerated fit overflowed to non-finite weights."""
+    import importlib
+
+    solver_module = importlib.import_module(f"skglm.solvers.{module}")
+    original = solver_module.AndersonAcceleration
+
+    class NoExtrapolation(original):
+        def extrapolate(self, w, Xw):
+            return w, Xw, False
+
+    solver_module.AndersonAcceleration = NoExtrapolation
+    try:
+        yield
+    finally:
+        solver_module.AndersonAcceleration = original
+
+
 def _skglm_tol(alpha):
     """skglm's stopping tolerance (on the optimality violation, in the units of the penalty
     level ``alpha``): 1e-6, or 1 % of ``alpha`` where that is smaller, so that the fits at the
@@ -419,6 +441,12 @@ def _skglm_points(split, ratios, penalty, gammas):
                 Xw0 = None if w0 is None else np.asarray(X @ w0[:-1]).ravel() + w0[-1]
                 w = solver.solve(X, np.asarray(y, float), Logistic(), pen, w_init=None if w0 is None else w0.copy(),
                                  Xw_init=Xw0)[0].copy()
+                if not np.all(np.isfinite(w)):      # Anderson extrapolation overflowed: again, cold, without it
+                    with _without_anderson("anderson_cd"):
+                        w = AndersonCD(fit_intercept=True, tol=_skglm_tol(alpha), max_iter=200).solve(
+                            X, np.asarray(y, float), Logistic(), pen)[0].copy()
+                    if not np.all(np.isfinite(w)):
+                        raise FloatingPointError(f"skglm diverged at alpha ratio {ratio}")
                 w_prev[t] = w
                 W.append(w[:-1])
                 b.append(float(w[-1]))
@@ -498,6 +526,14 @@ def _group_lasso_points(split, ratios):
         Xw0 = None if w is None else np.asarray(design @ w).ravel()   # the warm start's predictions
         _numba_seeder()(0)              # the same Lipschitz constants, so the same fit, in every run
         w = solver.solve(design, y, datafit, penalty, w_init=None if w is None else w.copy(), Xw_init=Xw0)[0].copy()
+        if not np.all(np.isfinite(w)):
+            # skglm's Anderson extrapolation overflowed (ill-conditioned iterates): again, cold, without it
+            _numba_seeder()(0)
+            solver = GroupBCD(fit_intercept=False, tol=_skglm_tol(ratio * scale), max_iter=200)
+            with _without_anderson("group_bcd"):
+                w = solver.solve(design, y, datafit, penalty)[0].copy()
+            if not np.all(np.isfinite(w)):
+                raise FloatingPointError(f"skglm's group lasso diverged at alpha ratio {ratio}")
         seconds = time.process_time() - start
         W = np.zeros((M, D))
         W[:, features] = w[:K * M].reshape(K, M).T
