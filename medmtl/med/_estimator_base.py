@@ -139,14 +139,26 @@ POOLING_PARAMETERS = {
 EPSILON_PARAMETER = {"epsilon": [Interval(Real, 0, None, closed="left")]}
 
 
-_SHARED_DOCS = {"kernel": KERNEL_DOC, "prior": PRIOR_DOC, "solve": SOLVE_DOC, "solution": SOLUTION_DOC}
+LEARNED_DOC = """\
+    learned_kernel_ : medmtl.kernels.WeightedSumKernel
+        Only for ``selection="kernels"``: the learned kernel ``sum_d s_d k_d`` (the bank
+        weighted by ``switch_posterior_``), a callable for ``SVC(kernel=...)`` or a Gram
+        matrix.
+    learned_metric_ : medmtl.kernels.KernelDistance
+        Only for ``selection="kernels"``: the distance ``sqrt(sum_d s_d Delta_d^2)`` of
+        that kernel's feature space (``metric(A, B)`` for ``metric="precomputed"``).
+"""
+
+_SHARED_DOCS = {"kernel": KERNEL_DOC, "prior": PRIOR_DOC, "solve": SOLVE_DOC, "solution": SOLUTION_DOC,
+                "learned": LEARNED_DOC}
 
 
 def shared_docs(cls=None, *, markers=("kernel", "prior", "solve", "solution")):
     """Class decorator: the descriptions every MED estimator shares, into its docstring.
 
-    The docstring's lines ``{kernel}``, ``{prior}``, ``{solve}`` and ``{solution}`` become
-    ``KERNEL_DOC``, ``PRIOR_DOC``, ``SOLVE_DOC`` and ``SOLUTION_DOC``. Every marker of
+    The docstring's lines ``{kernel}``, ``{prior}``, ``{solve}``, ``{solution}`` and
+    ``{learned}`` become ``KERNEL_DOC``, ``PRIOR_DOC``, ``SOLVE_DOC``, ``SOLUTION_DOC`` and
+    ``LEARNED_DOC``. Every marker of
     ``markers`` must be there (``@shared_docs(markers=("prior", "solve", "solution"))``
     for an estimator without a kernel).
     """

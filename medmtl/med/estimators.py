@@ -50,7 +50,7 @@ def _binary_tags(tags):
     return tags
 
 
-@shared_docs
+@shared_docs(markers=("kernel", "prior", "solve", "solution", "learned"))
 class MEDClassifier(SwitchedKernelModel, SingleTaskAPI, ClassifierMixin, BinaryTargets, MEDEstimator):
     """Binary MED classifier: SVM, feature selection or kernel selection (JMLR Sections 5-7).
 
@@ -77,13 +77,7 @@ class MEDClassifier(SwitchedKernelModel, SingleTaskAPI, ClassifierMixin, BinaryT
     intercept_ : ndarray of shape (1,)
     switch_posterior_ : ndarray of shape (n_switches,)
         Posterior mean of each switch (empty for the plain SVM).
-    learned_kernel_ : medmtl.kernels.WeightedSumKernel
-        Only for ``selection="kernels"``: the learned kernel ``sum_d s_d k_d`` (the bank
-        weighted by ``switch_posterior_``), a callable for ``SVC(kernel=...)`` or a Gram
-        matrix.
-    learned_metric_ : medmtl.kernels.KernelDistance
-        Only for ``selection="kernels"``: the distance ``sqrt(sum_d s_d Delta_d^2)`` of
-        that kernel's feature space (``metric(A, B)`` for ``metric="precomputed"``).
+    {learned}
     coef_ : ndarray of shape (1, n_features) or None
         Posterior-mean weights of a linear model (``None`` for other kernels).
     {solution}
@@ -149,7 +143,7 @@ class MEDClassifier(SwitchedKernelModel, SingleTaskAPI, ClassifierMixin, BinaryT
         return self._stacked_scores(X, rows)
 
 
-@shared_docs
+@shared_docs(markers=("kernel", "prior", "solve", "solution", "learned"))
 class MEDRegressor(SwitchedKernelModel, SingleTaskAPI, RegressorMixin, RealTargets, MEDEstimator):
     """MED epsilon-insensitive regression: SVR, feature or kernel selection (JMLR Section 9).
 
@@ -177,13 +171,7 @@ class MEDRegressor(SwitchedKernelModel, SingleTaskAPI, RegressorMixin, RealTarge
     intercept_ : ndarray of shape (1,)
     switch_posterior_ : ndarray of shape (n_switches,)
         Posterior mean of each switch (empty for the plain SVR).
-    learned_kernel_ : medmtl.kernels.WeightedSumKernel
-        Only for ``selection="kernels"``: the learned kernel ``sum_d s_d k_d`` (the bank
-        weighted by ``switch_posterior_``), a callable for ``SVC(kernel=...)`` or a Gram
-        matrix.
-    learned_metric_ : medmtl.kernels.KernelDistance
-        Only for ``selection="kernels"``: the distance ``sqrt(sum_d s_d Delta_d^2)`` of
-        that kernel's feature space (``metric(A, B)`` for ``metric="precomputed"``).
+    {learned}
     coef_ : ndarray of shape (1, n_features) or None
         Posterior-mean weights of a linear model (``None`` for other kernels).
     {solution}
@@ -221,7 +209,7 @@ class MEDRegressor(SwitchedKernelModel, SingleTaskAPI, RegressorMixin, RealTarge
         self.warm_start = warm_start
 
 
-@shared_docs
+@shared_docs(markers=("kernel", "prior", "solve", "solution", "learned"))
 class MultiTaskMEDClassifier(SwitchedKernelModel, MultiTaskAPI, MultiTaskDecisionFunction, ClassifierMixin,
                              BinaryTargets, MEDEstimator):
     """Multi-task ("meta") MED feature or kernel selection for M binary tasks (JMLR Sections 6-7).
@@ -255,13 +243,7 @@ class MultiTaskMEDClassifier(SwitchedKernelModel, MultiTaskAPI, MultiTaskDecisio
     intercept_ : ndarray of shape (n_tasks,)
     switch_posterior_ : ndarray of shape (n_switches,)
         Posterior mean of each shared switch (empty for ``selection=None``).
-    learned_kernel_ : medmtl.kernels.WeightedSumKernel
-        Only for ``selection="kernels"``: the learned kernel ``sum_d s_d k_d`` (the bank
-        weighted by ``switch_posterior_``), a callable for ``SVC(kernel=...)`` or a Gram
-        matrix.
-    learned_metric_ : medmtl.kernels.KernelDistance
-        Only for ``selection="kernels"``: the distance ``sqrt(sum_d s_d Delta_d^2)`` of
-        that kernel's feature space (``metric(A, B)`` for ``metric="precomputed"``).
+    {learned}
     coef_ : ndarray of shape (n_tasks, n_features) or None
         Per-task posterior-mean weights of a linear model (``None`` for other kernels).
     {solution}
@@ -313,7 +295,7 @@ class MultiTaskMEDClassifier(SwitchedKernelModel, MultiTaskAPI, MultiTaskDecisio
         return _binary_tags(super().__sklearn_tags__())
 
 
-@shared_docs
+@shared_docs(markers=("kernel", "prior", "solve", "solution", "learned"))
 class MultiTaskMEDRegressor(SwitchedKernelModel, MultiTaskAPI, RegressorMixin, RealTargets, MEDEstimator):
     """Multi-task MED feature or kernel selection for epsilon-insensitive regression (JMLR Section 9).
 
@@ -342,13 +324,7 @@ class MultiTaskMEDRegressor(SwitchedKernelModel, MultiTaskAPI, RegressorMixin, R
         Row 0 ``lam``, row 1 ``lam*``, tasks stacked in the order of ``tasks_``.
     intercept_ : ndarray of shape (n_tasks,)
     switch_posterior_ : ndarray of shape (n_switches,)
-    learned_kernel_ : medmtl.kernels.WeightedSumKernel
-        Only for ``selection="kernels"``: the learned kernel ``sum_d s_d k_d`` (the bank
-        weighted by ``switch_posterior_``), a callable for ``SVC(kernel=...)`` or a Gram
-        matrix.
-    learned_metric_ : medmtl.kernels.KernelDistance
-        Only for ``selection="kernels"``: the distance ``sqrt(sum_d s_d Delta_d^2)`` of
-        that kernel's feature space (``metric(A, B)`` for ``metric="precomputed"``).
+    {learned}
     coef_ : ndarray of shape (n_tasks, n_features) or None
     {solution}
     n_features_in_ : int
