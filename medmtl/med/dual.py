@@ -495,7 +495,7 @@ class MEDDual:
         bnd = float(max(np.max(self.lo - lam, initial=0.0), np.max(lam - self.hi, initial=0.0)))
         return {"stationarity": float(viol.max(initial=0.0)), "equality": float(eq), "bounds": bnd}
 
-    def project(self, lam, groups=None):
+    def project(self, lam, groups=None, keep=None):
         """Euclidean projection of ``lam`` onto the feasible set (box and group equalities).
 
         The projection onto ``{lo <= x <= hi, a^T x = 0}`` is ``clip(lam - t a)`` for the
@@ -506,11 +506,17 @@ class MEDDual:
         lam : ndarray of shape (n,)
         groups : list of int, optional
             Only project these groups (all by default).
+        keep : bool ndarray of shape (n,), optional
+            Multipliers held where they are (in the box): the projection onto the feasible
+            points that share them. A ValueError if the others cannot meet an equality.
         """
         x = np.clip(np.asarray(lam, dtype=float), self.lo, self.hi)
+        box_lo, box_hi = self.lo, self.hi
+        if keep is not None:
+            box_lo, box_hi = np.where(keep, x, self.lo), np.where(keep, x, self.hi)
         for gi in range(len(self.groups)) if groups is None else groups:
             g = self.groups[gi]
-            ag, lg, lo, hi = self.a[g], x[g], self.lo[g], self.hi[g]
+            ag, lg, lo, hi = self.a[g], x[g], box_lo[g], box_hi[g]
             scale = max(np.abs(ag) @ np.maximum(np.abs(lo), np.abs(hi)), 1e-300)
 
             def phi(t):

@@ -205,3 +205,38 @@ def test_shrinking_does_not_stall_when_only_shrunk_multipliers_can_meet_an_equal
         plain = cd(dual, shrinking=False)
     assert shrunk.objective == pytest.approx(plain.objective, rel=1e-8)
     assert_kkt(dual, shrunk.lam, 1e-5)
+
+
+@pytest.mark.parametrize("kkt_tol", [1e-2, 1e-3])
+def test_a_loose_tolerance_stops_early_with_a_gap_within_it(kkt_tol):
+    # A loose kkt_tol lets the check run once the equalities' residuals are a hundredth of
+    # it; the check takes them out moving only free multipliers. Before, the Euclidean
+    # projection pulled multipliers off their bounds (KKT gap 2 at every check) and a J
+    # below the last check's counted as converged: status "converged" with a gap of 2.
+    from medmtl.datasets.ising import random_graph, random_ising
+    from medmtl.med.builders import ising_structure_dual
+
+    A = random_graph(30, max_degree=3, random_state=0)
+    X = random_ising(A, coupling=0.5, random_state=0).sample(600, random_state=1).astype(float)
+    dual = ising_structure_dual(X, C=0.01, alpha=36.0)
+    loose = cd(dual, kkt_tol=kkt_tol)
+    tight = cd(dual, max_iter=3000)
+    assert loose.status == "converged"
+    assert loose.info["kkt_gap"] <= kkt_tol
+    assert loose.info["passes"] < tight.info["passes"] / 2
+    assert loose.objective == pytest.approx(tight.objective, rel=10 * kkt_tol**2)
+    assert np.max(np.abs(loose.switch_posterior - tight.switch_posterior)) < 0.1 * kkt_tol
+
+
+def test_project_keeps_the_multipliers_it_is_told_to_keep():
+    from medmtl.med.builders import svm_dual
+
+    X = np.array([[1.0, 0.0], [0.5, 1.0], [-1.0, 0.2], [-0.3, -1.0]])
+    dual = svm_dual([X], [np.array([1, 1, -1, -1])], C=1.0)
+    lam = np.array([0.0, 0.7, 0.2, 0.1])
+    keep = np.array([True, False, False, False])
+    x = dual.project(lam, keep=keep)
+    assert x[0] == 0.0 and abs(dual.a @ x) < 1e-12 and np.all((x >= 0) & (x <= 1))
+    with pytest.raises(ValueError, match="cannot be met"):
+        # the last multiplier alone would have to be 2 > C
+        dual.project(np.array([1.0, 1.0, 0.0, 0.0]), keep=np.array([True, True, True, False]))

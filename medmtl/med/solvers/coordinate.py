@@ -67,6 +67,9 @@ _EQUALITY_RTOL = 1e-10
 # gradient) instead of more passes: on the Ising structure duals the augmented Lagrangian
 # brings the residuals down slowly while every face step resets them, and the passes ran to
 # the limit (50 nodes, 500 samples, C = 0.1: 3,000 passes) after meeting the tolerance.
+# A looser kkt_tol allows a residual as large (relative): the check measures the gap after
+# taking the residual out, so it only decides sooner (50 nodes, 1,000 samples, C = 0.01,
+# kkt_tol = 1e-2: 63 passes instead of 398 spent bringing the residuals below 1e-6).
 _CHECK_RTOL = 1e-6
 _CHECK_SPACING = 10
 # Passes between two visits of every multiplier, shrunk ones included, while the passes
@@ -193,11 +196,23 @@ def _absorb_residuals(dual, lam, free):
 
 def _meet_equalities(dual, lam):
     """``lam`` with the equalities met: the residuals taken out of the free multipliers
-    where they can absorb them (none at a bound leaves it), else the Euclidean projection
-    (:meth:`MEDDual.project`)."""
-    free = np.flatnonzero((lam > dual.lo) & (lam < dual.hi))
-    fixed = _absorb_residuals(dual, lam, free)
-    return dual.project(lam) if fixed is None else fixed
+    along ``a`` where they can absorb them (none at a bound leaves it), else the projection
+    that moves only the free multipliers (:meth:`MEDDual.project` with the others kept),
+    else the Euclidean projection.
+
+    Keeping the multipliers at their bounds matters: the Euclidean projection moves every
+    one of them by the same tiny step, and one pulled off its bound against its gradient
+    makes the KKT gap of the checked point as large as the gradient (100 nodes, 1,000
+    samples, C = 0.01, kkt_tol = 1e-2: gap 2.3 at every check, 516 passes instead of ~60).
+    """
+    at_bound = (lam <= dual.lo) | (lam >= dual.hi)
+    fixed = _absorb_residuals(dual, lam, np.flatnonzero(~at_bound))
+    if fixed is not None:
+        return fixed
+    try:
+        return dual.project(lam, keep=at_bound)
+    except ValueError:  # the free multipliers cannot meet some task's equality alone
+        return dual.project(lam)
 
 
 class _Run:
@@ -218,6 +233,7 @@ class _Run:
         self._exact_state()
         scale = max(float(np.max(np.abs(dual.c), initial=0.0)), 1e-12)
         self.kkt_eps = self.eps = options["kkt_tol"] * scale
+        self.check_rtol = max(_CHECK_RTOL, 1e-2 * options["kkt_tol"])
         self.best = (-np.inf, None, None, None, np.inf)
         self.blo, self.bhi = _scaled_box(dual)
         n_groups = len(dual.groups)
@@ -347,7 +363,7 @@ class _Run:
             mass[:] = np.bincount(dual.group_of, np.abs(dual.a * self.lam), minlength=mass.size)
             feasible = np.all(np.abs(self.resid) <= _EQUALITY_RTOL * mass)
             # residuals this small are taken out exactly by the check's projection
-            checkable = np.all(np.abs(self.resid) <= _CHECK_RTOL * mass)
+            checkable = np.all(np.abs(self.resid) <= self.check_rtol * mass)
             if pg_max - pg_min > self.eps or not (feasible or checkable and self._check_due()):
                 bounds[0] = pg_max if pg_max > 0 else np.inf
                 bounds[1] = pg_min if pg_min < 0 else -np.inf
@@ -377,7 +393,9 @@ class _Run:
                 self._finish()
                 return
             self.path[-1] = self.J_checked
-            if self.J_checked - J_last <= opts["tol"] * abs(self.J_checked):
+            # J rose by less than tol since the last check: converged (a J below the last
+            # check's is no sign of it, the projection of the residuals can lower J)
+            if 0.0 <= self.J_checked - J_last <= opts["tol"] * abs(self.J_checked):
                 self.status = "converged"
                 return
             J_last = self.J_checked
