@@ -76,6 +76,12 @@ def test_fig1_quick(cache, out):
     assert set(saved.measured) == {"MTS3FLC", "S3FLC", "LG", "pooled LG"}
     assert all(50 <= v <= 100 for vs in saved.measured.values() for v in vs)
     assert (out / "mts3flc-fig1.png").stat().st_size > 0
+    # the README's count of (problem, size) pairs where MTS3FLC is above each baseline
+    rows = E._fig1_readme_rows(saved)
+    per = saved.extra["per_problem"]
+    above = sum(per["MTS3FLC"]["comp-rec"][i] > per["LG"]["comp-rec"][i] for i in range(2))
+    assert f"LG {above} of 2" in rows[-1].measured
+    assert rows[0].measured == " / ".join(f"{v:.2f}" for v in saved.measured["MTS3FLC"])
 
 
 def test_topics_quick(cache, out):
