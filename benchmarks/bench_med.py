@@ -165,8 +165,9 @@ def liblinear_fits(Xs, ys, C, which):
     """LinearSVC (hinge loss) or l1 LogisticRegression fitted on each task in turn."""
     import warnings
 
-    from sklearn.linear_model import LogisticRegression
     from sklearn.svm import LinearSVC
+
+    from medmtl.experiments.svm_baselines import l1_logistic_regression
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -174,7 +175,7 @@ def liblinear_fits(Xs, ys, C, which):
             if which == "LinearSVC":
                 LinearSVC(C=C, loss="hinge", max_iter=100000).fit(X, y)
             else:
-                LogisticRegression(solver="liblinear", l1_ratio=1.0, C=C).fit(X, y)
+                l1_logistic_regression(C).fit(X, y)
 
 
 # Clarabel's own default tolerances: "CVXPY + Clarabel" as a user would run it (the engine's

@@ -56,13 +56,13 @@ def med_fit(X, solver_options=None):
 
 
 def l1_fits(X):
-    from sklearn.linear_model import LogisticRegression
+    from medmtl.experiments.svm_baselines import l1_logistic_regression
 
     T, N = X.shape
     W = np.zeros((N, N))
     for m in range(N):
         others = np.arange(N) != m
-        lr = LogisticRegression(l1_ratio=1.0, C=0.1, solver="liblinear", random_state=0)
+        lr = l1_logistic_regression(0.1, random_state=0)
         W[m, others] = lr.fit(X[:, others], X[:, m]).coef_[0]
     return np.minimum(np.abs(W), np.abs(W.T))
 
@@ -90,9 +90,10 @@ def main(argv=None):
         t_med, med = timed(lambda: med_fit(X), args.budget)
         t_eps, eps = timed(lambda: med_fit(X, {"kkt_tol": 1e-3}), args.budget)
         t_l1, S = timed(lambda: l1_fits(X), args.budget)
-        if t_med is None or t_eps is None or t_l1 is None:
-            print(f"{N:4d} nodes x {T:5d} samples  "
-                  f"{next(r for t, r in ((t_med, med), (t_eps, eps), (t_l1, S)) if t is None)}")
+        failed = [f"{name}: {reason}" for name, t, reason in
+                  (("MED", t_med, med), ("MED kkt_tol=1e-3", t_eps, eps), ("l1 x N", t_l1, S)) if t is None]
+        if failed:
+            print(f"{N:4d} nodes x {T:5d} samples  " + "; ".join(failed))
             continue
         for label, t, (P, status, iterations, caught) in ((f"{N:4d} nodes x {T:5d} samples", t_med, med),
                                                           ("kkt_tol=1e-3", t_eps, eps)):

@@ -109,8 +109,8 @@ def ising_problem(kind, n_nodes, n_samples, rep, seed=0, coupling=COUPLING):
 def neighbourhood_selection(X, nu):
     """l1 neighbourhood selection: one l1 logistic regression per node (liblinear).
 
-    Node ``m`` is predicted from the others by ``LogisticRegression(l1_ratio=1,
-    C=1/nu, solver="liblinear")``.
+    Node ``m`` is predicted from the others by liblinear's l1 logistic regression with
+    ``C = 1/nu`` (:func:`~medmtl.experiments.svm_baselines.l1_logistic_regression`).
 
     Parameters
     ----------
@@ -132,14 +132,14 @@ def neighbourhood_selection(X, nu):
     >>> W.shape, bool(W[0, 1] > 0)
     ((3, 3), True)
     """
-    from sklearn.linear_model import LogisticRegression
+    from medmtl.experiments.svm_baselines import l1_logistic_regression
 
     T, N = X.shape
     W = np.zeros((N, N))
     models = []
     for m in range(N):
         others = np.arange(N) != m
-        lr = LogisticRegression(l1_ratio=1.0, C=1.0 / nu, solver="liblinear", random_state=0).fit(X[:, others], X[:, m])
+        lr = l1_logistic_regression(1.0 / nu, random_state=0).fit(X[:, others], X[:, m])
         W[m, others] = lr.coef_[0]
         models.append(lr)
     return W, models

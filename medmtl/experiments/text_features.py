@@ -58,6 +58,7 @@ from medmtl.experiments.registry import register
 from medmtl.experiments.report import Row, fmt, fmt_paired, readme_rows
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import CellCall, RunOptions, run_grid
+from medmtl.experiments.svm_baselines import l1_logistic_regression
 from medmtl.experiments.threads import one_blas_thread
 
 __all__ = ["NEWSGROUP_PAIRS", "DATA_SETS", "QUICK_DATA_SETS", "METHODS", "text_split", "tfidf_features", "method_sweep",
@@ -344,22 +345,6 @@ def _med_points(split, Cs, alphas, multitask, method):
     return points
 
 
-def _l1_logistic_regression(C):
-    """scikit-learn's l1 logistic regression with liblinear, spelt for the installed version
-    (scikit-learn 1.8 deprecated ``penalty="l1"`` for ``l1_ratio=1``).
-
-    >>> _l1_logistic_regression(1.0).solver
-    'liblinear'
-    """
-    import inspect
-
-    from sklearn.linear_model import LogisticRegression
-
-    new_spelling = inspect.signature(LogisticRegression).parameters["penalty"].default == "deprecated"
-    penalty = {"l1_ratio": 1.0} if new_spelling else {"penalty": "l1"}
-    return LogisticRegression(solver="liblinear", C=C, random_state=0, max_iter=1000, **penalty)
-
-
 def _liblinear_points(split, Cs):
     """l1 logistic regression (liblinear) per task, one C for all tasks."""
     points = []
@@ -367,7 +352,7 @@ def _liblinear_points(split, Cs):
         start = time.process_time()
         W, b = [], []
         for X, y in zip(split["Xfit"], split["yfit"]):
-            model = _l1_logistic_regression(C).fit(X, y)
+            model = l1_logistic_regression(C, random_state=0, max_iter=1000).fit(X, y)
             W.append(model.coef_.ravel())
             b.append(float(model.intercept_[0]))
         seconds = time.process_time() - start
@@ -705,13 +690,13 @@ def _mean_curve(curves):
     repetition has (a fit that diverged leaves its point out of its repetition)."""
     common = set.intersection(*({p["sweep"] for p in c} for c in curves))
     curves = [[p for p in c if p["sweep"] in common] for c in curves]
-    return {"sweep": [p["sweep"] for p in curves[0]],
-            "n_features": np.mean([[p["n_features"] for p in c] for c in curves], axis=0).tolist(),
-            "n_features_per_task": np.mean([[p["n_features_per_task"] for p in c] for c in curves], axis=0).tolist(),
-            "test": np.mean([[p["test"] for p in c] for c in curves], axis=0).tolist(),
-            "test_std": np.std([[p["test"] for p in c] for c in curves], axis=0).tolist(),
-            "validation": np.mean([[p["validation"] for p in c] for c in curves], axis=0).tolist(),
-            "seconds": np.mean([[p["seconds"] for p in c] for c in curves], axis=0).tolist()}
+
+    def column(key, stat=np.mean):
+        return stat([[p[key] for p in c] for c in curves], axis=0).tolist()
+
+    return {"sweep": [p["sweep"] for p in curves[0]], "n_features": column("n_features"),
+            "n_features_per_task": column("n_features_per_task"), "test": column("test"),
+            "test_std": column("test", np.std), "validation": column("validation"), "seconds": column("seconds")}
 
 
 def _budget_table(point_lists, budgets):

@@ -3,12 +3,12 @@ here, the baselines' symmetrisation, selection on validation samples only, the c
 
 import numpy as np
 import pytest
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from medmtl.experiments.runner import RunOptions
 from medmtl.experiments.structure import (ising_problem, ising_structure, ising_structure_scale,
                                           neighbourhood_selection, structure_cell)
+from medmtl.experiments.svm_baselines import l1_logistic_regression
 from medmtl.med import MEDGraphicalModel
 
 
@@ -29,7 +29,7 @@ def test_neighbourhood_selection_is_one_l1_regression_per_node():
     W, models = neighbourhood_selection(X, nu=0.3)
     for m in range(6):
         others = np.arange(6) != m
-        lr = LogisticRegression(l1_ratio=1.0, C=1 / 0.3, solver="liblinear", random_state=0).fit(X[:, others], X[:, m])
+        lr = l1_logistic_regression(1 / 0.3, random_state=0).fit(X[:, others], X[:, m])
         np.testing.assert_allclose(W[m, others], lr.coef_[0])
     assert np.all(np.diag(W) == 0)
 

@@ -77,3 +77,15 @@ def test_sum_kernel_svms_are_med_at_alpha_zero_to_solver_precision():
     for s, m in zip(scores, med.decision_function(Xte)):
         np.testing.assert_allclose(s, m, atol=1e-5)
     assert test_mauc == pytest.approx(np.mean([auc(y, m) for y, m in zip(test.ys, med.decision_function(Xte))]))
+
+
+def test_l1_logistic_regression_is_l1_on_the_installed_scikit_learn():
+    # spelt penalty="l1" before scikit-learn 1.8 and l1_ratio=1 from it; the other spelling
+    # fits an l2 model there (no weight exactly zero), or fails
+    from medmtl.experiments.svm_baselines import l1_logistic_regression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 20))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=200) > 0, 1, -1)
+    coef = l1_logistic_regression(0.05, random_state=0).fit(X, y).coef_.ravel()
+    assert coef[0] != 0 and np.count_nonzero(coef == 0) >= 10
