@@ -228,13 +228,13 @@ def _release(dual, lam, at_bound, slack):
     they can."""
     keep = at_bound.copy()
     slacks = None
-    resid = np.bincount(dual.group_of, dual.a * lam, minlength=len(dual.groups))
-    # how far each multiplier can move a_g^T lam_g down, and up, within its box
-    down = np.where(dual.a > 0, dual.a * (lam - dual.lo), dual.a * (lam - dual.hi))
-    up = np.where(dual.a > 0, dual.a * (dual.hi - lam), dual.a * (dual.lo - lam))
+    beta = dual.a * lam
+    resid = np.bincount(dual.group_of, beta, minlength=len(dual.groups))
+    blo, bhi = _scaled_box(dual)
     for gi in np.flatnonzero(resid):
         g = dual.groups[gi]
-        room = down[g] if resid[gi] > 0 else up[g]
+        # how far each multiplier of the task can move a_g^T lam_g against the residual
+        room = beta[g] - blo[g] if resid[gi] > 0 else bhi[g] - beta[g]
         # twice the residual: free multipliers that can just take it (one that must land
         # exactly on its bound) leave a root the projection's search may not bracket
         need = 2 * abs(resid[gi]) - room[~at_bound[g]].sum()
@@ -242,10 +242,10 @@ def _release(dual, lam, at_bound, slack):
             continue
         if slacks is None:
             slacks = slack()
-        can = g[at_bound[g] & (room > 0)]
-        order = can[np.argsort(slacks[can], kind="stable")]
-        taken = np.cumsum((down if resid[gi] > 0 else up)[order])
-        keep[order[:np.searchsorted(taken, need) + 1]] = False
+        can = np.flatnonzero(at_bound[g] & (room > 0))
+        order = can[np.argsort(slacks[g[can]], kind="stable")]
+        taken = np.cumsum(room[order])
+        keep[g[order[:np.searchsorted(taken, need) + 1]]] = False
     return keep
 
 
