@@ -13,24 +13,35 @@ of size 0.5, random signs), ``T`` Gibbs samples, and
 * l1 neighbourhood selection: ``N`` l1 logistic regressions with liblinear (``C = 0.1``),
   one per node, their times added up.
 
-Printed: each one's time, MED's solver status and passes, the edge AUC of both (MED's
-posteriors; the AND of the l1 weights), and the time ratios MED / l1 (target of issue 18 at
-100 nodes x 1,000 samples: at most 20). Each fit runs in a forked child after the numba
+Printed: each one's time, MED's solver status and iterations (passes, face steps and the
+finish's Newton steps), the edge AUC of both (MED's posteriors; the AND of the l1 weights),
+and the time ratios MED / l1 (target of issue 18 at 100 nodes x 1,000 samples: at most 20). Each fit runs in a forked child after the numba
 kernels are compiled, with BLAS limited to ``--threads`` threads (``default``: BLAS's own).
 
 ``--shapes`` adds where the coordinate method's passes go: 50 nodes, 1,000 samples, the same
 couplings on four graphs (no edges; a perfect matching, every node of degree 1; a chain; the
-random graph of degree at most 3), the default fit's passes, face steps, status and KKT gap.
-Measured on 2026-11-26 (one BLAS thread, default tolerances): no edges 49 passes and a
-perfect matching 33, both converged; the chain and the degree-3 graph stop at max_iter =
-1,000 with KKT gaps 4.2e-5 and 3.5e-5. The slow duals are not the degenerate ones (the
-matching's answer has 31,000 of its 50,000 multipliers strictly inside the box) but those
-where edges meet at a node, so that edge switches are chained through the tasks they share
-(a chain is enough). Each node alone, as a feature-selection dual with its own switches,
-converges within 294 passes. Newton steps on the face of the free multipliers, scaled by
-each one's distance to its bound and taken every ten passes, converge on the degree-3 graph
-(891 passes, gap 7.8e-7) but took 92 s against 11 s for the 1,000 plain passes, so the
-method does not take them.
+random graph of degree at most 3), each solved by the passes alone and with the proximal
+Newton finish (:mod:`medmtl.med.solvers.coordinate_prox`, the default): time, passes, face
+steps, the finish's Newton steps, status and KKT gap.
+
+Measured on 2026-11-26 (2 cores, default BLAS threads, default tolerances):
+
+* the main rows: 100 nodes x 1,000 samples, MED 7.93 s (converged: 50 passes and 60 Newton
+  steps), l1 x 100 0.60 s, ratio 13.2x (target <= 20x); at kkt_tol=1e-3 3.45 s, 5.8x. 50 x
+  1,000: 2.06 s, 9.6x; 20 x 500: 0.23 s, 3.3x. Edge AUC 1.0 for both at 50 and 100 nodes.
+  The passes alone stopped at max_iter = 1,000 (gap 2.9e-5, 55.7 s, 92x) before the finish.
+* ``--shapes``: no edges 49 passes and a perfect matching 33, converged either way (the
+  finish is not needed); the chain and the degree-3 graph stop at max_iter = 1,000 with KKT
+  gaps 4.2e-5 and 3.5e-5 on the passes alone (11.5 s, 12.0 s), and converge with the finish
+  (50 passes and 80 / 62 Newton steps, 2.3 s / 2.0 s).
+
+The slow duals are degenerate ones where edges meet at a node: far more multipliers sit on
+the margin than a task has features (binary data), the optimal multipliers form a face and
+the passes wander along it; the perfect matching is as degenerate but its switches are not
+chained and its passes converge. Rejected before the finish: Newton steps on the face of the
+free multipliers scaled by each one's distance to its bound (891 passes, 92 s), Anderson
+extrapolation of the passes, greedy and per-task passes, the ``"newton"`` method (over 13
+minutes on 50 x 1,000).
 """
 
 from __future__ import annotations
@@ -95,17 +106,25 @@ def shapes(n_nodes=50, n_samples=1000, seed=0):
             ("chain", chain), ("random, degree <= 3", random_graph(n_nodes, max_degree=3, random_state=seed))]
 
 
-def cd_record(X, C=0.01, alpha=36.0):
+def cd_record(X, C=0.01, alpha=36.0, finish=True):
     """The default coordinate solve of the structure dual of ``X``: its passes, face steps,
-    status, KKT gap and the number of multipliers strictly inside the box."""
+    the finish's Newton steps, status, KKT gap and the number of multipliers strictly inside
+    the box; ``finish=False``: the passes alone (no proximal Newton finish)."""
+    from medmtl.med.solvers import coordinate
     from medmtl.med.builders import ising_structure_dual
     from medmtl.med.solvers import solve
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        sol = solve(ising_structure_dual(X, C, alpha), "cd")
+    after = coordinate._FINISH_AFTER
+    try:
+        coordinate._FINISH_AFTER = after if finish else np.inf
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sol = solve(ising_structure_dual(X, C, alpha), "cd")
+    finally:
+        coordinate._FINISH_AFTER = after
     inside = int(np.count_nonzero((sol.lam > 0) & (sol.lam < C)))
-    return sol.info["passes"], sol.info["face_steps"], sol.status, sol.info["kkt_gap"], inside
+    return (sol.info["passes"], sol.info["face_steps"], sol.info["newton_steps"], sol.status,
+            sol.info["kkt_gap"], inside)
 
 
 def print_shapes(budget, n_nodes=50, n_samples=1000, seed=0):
@@ -113,16 +132,19 @@ def print_shapes(budget, n_nodes=50, n_samples=1000, seed=0):
 
     print(f"\nwhere the passes go: {n_nodes} nodes x {n_samples} samples, coupling 0.5, "
           f"C = 0.01, alpha = 36, method 'cd' with its defaults")
-    print(f"{'graph':>22s}  {'time':>9s}  {'passes':>6s}  {'faces':>5s}  {'status':>9s}  "
-          f"{'KKT gap':>8s}  {'inside the box':>14s}")
+    print(f"{'graph':>22s}  {'finish':>6s}  {'time':>9s}  {'passes':>6s}  {'faces':>5s}  "
+          f"{'Newton':>6s}  {'status':>9s}  {'KKT gap':>8s}  {'inside the box':>14s}")
     for name, A in shapes(n_nodes, n_samples, seed):
         X = random_ising(A, coupling=0.5, random_state=seed).sample(n_samples, random_state=seed + 1)
-        t, out = timed(lambda X=X: cd_record(X.astype(float)), budget)
-        if t is None:
-            print(f"{name:>22s}  {out}")
-            continue
-        passes, faces, status, gap, inside = out
-        print(f"{name:>22s}  {t:8.2f}s  {passes:6d}  {faces:5d}  {status:>9s}  {gap:8.1e}  {inside:14d}")
+        for finish in (False, True):
+            t, out = timed(lambda X=X, f=finish: cd_record(X.astype(float), finish=f), budget)
+            label = "yes" if finish else "no"
+            if t is None:
+                print(f"{name:>22s}  {label:>6s}  {out}")
+                continue
+            passes, faces, newton, status, gap, inside = out
+            print(f"{name:>22s}  {label:>6s}  {t:8.2f}s  {passes:6d}  {faces:5d}  {newton:6d}  "
+                  f"{status:>9s}  {gap:8.1e}  {inside:14d}")
 
 
 def auc(A, S):

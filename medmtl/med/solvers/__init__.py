@@ -11,8 +11,8 @@ Modules: :mod:`~medmtl.med.solvers.base` (the contract), :mod:`~.registry` (the 
 the ``"auto"`` policy, :func:`solve`), one module per method (:mod:`~.newton`,
 :mod:`~.coordinate`, :mod:`~.bound`, :mod:`~.direct`) and their parts: the Newton models
 (:mod:`~.newton_models`), their Gram storage (:mod:`~.gram_storage`), SMO (:mod:`~.smo`),
-the coordinate passes and face steps (:mod:`~.coordinate_steps`,
-:mod:`~.coordinate_face`) and Algorithm 1's block QPs (:mod:`~.qp`).
+the coordinate passes, face steps and proximal Newton finish (:mod:`~.coordinate_steps`,
+:mod:`~.coordinate_face`, :mod:`~.coordinate_prox`) and Algorithm 1's block QPs (:mod:`~.qp`).
 
 Examples
 --------

@@ -1,0 +1,112 @@
+"""The coordinate method's proximal Newton finish (medmtl.med.solvers.coordinate_prox).
+
+The finish must land on the direct exponential-cone solve's answer (J to 1e-6 relative, the
+KKT conditions on its own) for every factor model it takes, leave its input alone, decline
+the layouts it cannot take, and turn the Ising structure duals that coordinate passes alone
+leave at the pass limit into converged solves.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from medmtl.med.dual import MEDDual
+from medmtl.med.solvers import coordinate, solve
+from medmtl.med.solvers.coordinate_prox import _Conjugate, prox_newton
+from medmtl.med.solvers.gram_storage import FactorRows
+from med_testdata import assert_kkt, reference_solution
+from test_coordinate import FACTOR_KINDS, factor_dual
+
+
+def _ising_dual(n_nodes, n_samples, C=0.01, alpha=36.0):
+    from medmtl.datasets.ising import random_graph, random_ising
+    from medmtl.med.builders import ising_structure_dual
+
+    A = random_graph(n_nodes, max_degree=3, random_state=0)
+    X = random_ising(A, coupling=0.5, random_state=0).sample(n_samples, random_state=1)
+    return ising_structure_dual(X.astype(float), C=C, alpha=alpha)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 3.0, 300.0])
+@pytest.mark.parametrize("kind", FACTOR_KINDS)
+def test_the_finish_taken_after_one_pass_reaches_the_direct_solve(kind, alpha, monkeypatch):
+    # Forced on every factor model from the first pass on: where the layout allows it the
+    # finish gives the answer, elsewhere it declines and the passes go on.
+    monkeypatch.setattr(coordinate, "_FINISH_AFTER", 1)
+    monkeypatch.setattr(coordinate, "_FINISH_SPREAD", np.inf)
+    dual = factor_dual(kind, alpha=alpha)
+    sol = solve(dual, "cd")
+    assert sol.status == "converged"
+    assert sol.objective == pytest.approx(reference_solution(dual).objective, rel=1e-6)
+    assert_kkt(dual, sol.lam)
+    assert sol.info["kkt_gap"] <= 1e-6 * np.max(np.abs(dual.c))
+
+
+def test_the_finish_is_taken_where_its_layout_allows_it(monkeypatch):
+    monkeypatch.setattr(coordinate, "_FINISH_AFTER", 1)
+    monkeypatch.setattr(coordinate, "_FINISH_SPREAD", np.inf)
+    taken = {kind: solve(factor_dual(kind, alpha=3.0), "cd").info["prox_steps"] > 0
+             for kind in ["svm_linear", "fs_single", "fs_multi", "pooling"]}
+    # one task, or a column per task: taken; adaptive pooling shares columns between tasks
+    assert taken == {"svm_linear": True, "fs_single": True, "fs_multi": True, "pooling": False}
+
+
+def test_a_rough_start_is_finished_to_the_tolerance_and_left_alone():
+    dual = _ising_dual(12, 300)
+    rough = solve(dual, "cd", options={"kkt_tol": 1e-2})
+    start = rough.lam.copy()
+    lam, gap, stats = prox_newton(dual, FactorRows.of(dual), rough.lam, 1e-2, 1e-6)
+    np.testing.assert_array_equal(rough.lam, start)
+    assert gap <= 1e-6 and stats["prox_steps"] >= 1
+    assert np.all((lam >= dual.lo) & (lam <= dual.hi))
+    reference = solve(dual, "direct")
+    assert dual.objective(lam) == pytest.approx(reference.objective, rel=1e-7)
+    np.testing.assert_allclose(dual.switch_posterior(lam), reference.switch_posterior, atol=1e-4)
+
+
+def test_a_column_shared_by_two_tasks_is_declined():
+    F = np.array([[1.0, 0.0], [0.5, 1.0], [1.0, 0.3], [0.2, 1.0]])
+    dual = MEDDual(c=np.ones(4), lo=0.0, hi=1.0, a=[1.0, -1.0, 1.0, -1.0],
+                   groups=[np.arange(2), np.arange(2, 4)], Phi=F, alpha=2.0)
+    assert prox_newton(dual, FactorRows.of(dual), np.full(4, 0.5), 1e-2, 1e-6) is None
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0, 36.0, 1e4])
+def test_the_conjugate_inverts_the_gradient_and_its_hessian_is_the_inverse(alpha):
+    F = np.random.default_rng(0).normal(size=(3, 7))
+    dual = MEDDual(c=np.ones(3), lo=0.0, hi=1.0, a=np.ones(3), groups=[np.arange(3)],
+                   Phi0=F[:, :2], Phi=F[:, 2:], term_ptr=[0, 2, 3, 5], alpha=alpha)
+    rows = FactorRows.of(dual)
+    conj = _Conjugate(rows, dual.n_terms, alpha)
+    u = np.random.default_rng(1).normal(scale=3.0, size=7)
+    u[4] = 0.0  # a term whose u is zero
+    w = conj.w_of(u)
+    back, s, q = conj.u_of(w)
+    np.testing.assert_allclose(back, u, rtol=1e-12, atol=1e-14)
+    # grad^2 f*(w) is the inverse of grad^2 f(u), by finite differences of grad f* = u_of
+    # (at u = 0 exactly: 1 / s = 1 + alpha, where the curvature of f* changes too fast in w
+    # for differences when alpha is large)
+    apply, diag = conj.hessian(back, s, q)
+    H = np.column_stack([apply(e) for e in np.eye(7)])
+    step = 1e-6
+    fd = np.column_stack([(conj.u_of(w + step * e)[0] - conj.u_of(w - step * e)[0]) / (2 * step)
+                          for e in np.eye(7)])
+    rest = np.arange(7) != 4
+    np.testing.assert_allclose(H[np.ix_(rest, rest)], fd[np.ix_(rest, rest)], rtol=1e-5, atol=1e-6)
+    assert H[4, 4] == pytest.approx(1.0 + alpha, rel=1e-12)
+    np.testing.assert_allclose(np.diag(H), diag, rtol=1e-12)
+
+
+def test_the_ising_duals_that_the_passes_leave_at_the_limit_converge():
+    # 30 nodes, 600 samples, C = 0.01: coordinate passes alone stop at max_iter (1,000
+    # passes, gap above 1e-5); with the finish the default solve converges.
+    dual = _ising_dual(30, 600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = solve(dual, "cd")
+    assert sol.status == "converged" and sol.info["prox_steps"] > 0
+    assert sol.info["kkt_gap"] <= 1e-6
+    assert sol.info["passes"] < 200
+    assert_kkt(dual, sol.lam, 1e-5)
