@@ -110,3 +110,19 @@ def test_the_ising_duals_that_the_passes_leave_at_the_limit_converge():
     assert sol.info["kkt_gap"] <= 1e-6
     assert sol.info["passes"] < 200
     assert_kkt(dual, sol.lam, 1e-5)
+
+
+def test_the_newton_tolerances_shrink_so_a_step_that_raises_the_gap_is_recovered():
+    # From pass 50 of this dual (100 nodes, 1,000 samples, C = 0.003, alpha = 1) the first
+    # proximal step, solved to a tenth of the passes' spread, leaves a larger KKT gap than it
+    # started from. With each step's Newton tolerance tied to the last gap, the tolerances
+    # then loosened, the steps diverged (gap 0.44 after 40 steps) and the passes had to go
+    # on to a second attempt; with tolerances that shrink the first attempt converges.
+    from medmtl.experiments.structure import ising_problem
+    from medmtl.med.builders import ising_structure_dual
+
+    _, X, _ = ising_problem("random", 100, 1000, rep=0)
+    dual = ising_structure_dual(X.astype(float), C=0.003, alpha=1.0)
+    sol = solve(dual, "cd")
+    assert sol.status == "converged" and sol.info["kkt_gap"] <= 1e-6
+    assert sol.info["passes"] == 50 and sol.info["prox_steps"] <= 10

@@ -67,9 +67,14 @@ _CG_RTOL = 1e-3
 _MU_START = 0.3
 _MU_END = 10.0
 _ARMIJO = 1e-4
-# Each proximal step's Newton iteration stops at this fraction of the last KKT gap (an
-# inexact proximal point method), and at the KKT tolerance at the latest.
+# Each proximal step's Newton iteration stops once the gradient is below a tolerance that
+# starts at this fraction of the passes' spread and at least halves at every proximal step,
+# and is at most this fraction of the smallest KKT gap yet (an inexact proximal point
+# method, whose tolerances must shrink: tied to the last gap alone, a step that raised the
+# gap loosened the next one, and the steps diverged), down to the KKT tolerance.
 _INNER = 0.1
+# The finish gives up when this many proximal steps in a row did not lower the best gap.
+_PATIENCE = 5
 
 
 class _Blocks:
@@ -372,12 +377,14 @@ def prox_newton(dual, rows, lam, spread, eps):
     center = bl.rows_of(lam)
     stats = {"prox_steps": 0, "newton_steps": 0, "cg_iterations": 0}
     gap, out = spread, lam
+    best, stalled = spread, 0
+    inner_tol = _INNER * spread
     for _ in range(_MAX_PROX):
         z = prox.z(V)
         for _ in range(_MAX_NEWTON):
             val, u, s, q, lam3 = prox.value(V, z, center, mu)
             grad = prox.gradient(u, lam3)
-            if np.abs(grad).max() <= max(eps, _INNER * gap):
+            if np.abs(grad).max() <= max(eps, inner_tol):
                 break
             raw = center - z / mu
             inside = (raw > prox.lo) & (raw < prox.hi)
@@ -407,6 +414,11 @@ def prox_newton(dual, rows, lam, spread, eps):
         gap = _kkt_gap(dual, rows, conj, out, box)
         if gap <= eps:
             break
+        stalled = stalled + 1 if gap >= best else 0
+        best = min(best, gap)
+        if stalled >= _PATIENCE:
+            break
+        inner_tol = min(0.5 * inner_tol, _INNER * best)
         center = lam3
         mu = max(0.5 * mu, mu_end)
     return out, gap, stats
