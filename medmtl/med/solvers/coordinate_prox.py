@@ -99,7 +99,6 @@ class _Blocks:
             self.row_index[g, :r.size] = r
             self.X[g, :r.size, :c.size] = rows.F[r][:, c].toarray()
             self.X[g, :r.size, -1] = dual.a[r]
-        self.slots = [np.append(np.arange(c.size), self.K - 1) for c in self.cols]
         self.counts = [r.size for r in dual.groups]
 
     @classmethod
@@ -243,7 +242,6 @@ class _Prox:
         exact block; a task with no example inside its box keeps its bias (flat in it)."""
         bl, X = self.bl, self.bl.X
         hess_f, diag_f = self.conj.hessian(u, s, q)
-        m = inside / mu
         has = inside.any(axis=1)
         G, K = self.G, bl.K
 
