@@ -451,7 +451,7 @@ class _Run:
                 n_active, last_free = n, None
                 bounds[:] = (np.inf, -np.inf)
                 continue
-            if pg_max - pg_min > self.eps or not (feasible or checkable and self._check_due()):
+            if spread > self.eps or not (feasible or checkable and self._check_due()):
                 bounds[0] = pg_max if pg_max > 0 else np.inf
                 bounds[1] = pg_min if pg_min < 0 else -np.inf
                 free = np.flatnonzero((self.lam > dual.lo) & (self.lam < dual.hi))

@@ -47,6 +47,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bound import switch_posterior
+from .coordinate_steps import switched_sum
 from .newton import _max_gap, _scaled_box
 
 __all__ = ["prox_newton"]
@@ -89,7 +91,7 @@ class _Blocks:
         self.K = max(c.size for c in self.cols) + 1
         self.N = max(r.size for r in dual.groups)
         R, n = rows.F.shape[1], dual.n
-        self.R = R
+        self.R, self.n = R, n
         # index[g]: the task's columns, then R (a zero slot); the last slot is the bias
         self.index = np.full((n_groups, self.K - 1), R)
         self.row_index = np.full((n_groups, self.N), n)
@@ -126,6 +128,13 @@ class _Blocks:
         """A per-example vector as ``(G, N)``."""
         return np.append(x, fill)[self.row_index]
 
+    def flat(self, X):
+        """The per-example vector of a ``(G, N)`` array (padding dropped)."""
+        real = self.row_index < self.n
+        out = np.empty(self.n)
+        out[self.row_index[real]] = X[real]
+        return out
+
     def weights(self, V):
         """The column vector ``w`` of the stacked ``V``."""
         w = np.zeros(self.R + 1)
@@ -151,9 +160,7 @@ class _Conjugate:
         self.alpha = alpha
 
     def _posterior(self, q):
-        if self.alpha == 0:
-            return np.ones_like(q)
-        return 1.0 / (1.0 + self.alpha * np.exp(-q))
+        return switch_posterior(q, self.alpha)
 
     def w_of(self, u):
         """``grad f(u)``."""
@@ -187,10 +194,8 @@ class _Conjugate:
         return u, s, 0.5 * r * r
 
     def value(self, w, u, q):
-        """``f*(w) = u^T w - f(u)`` (``f`` without its constant)."""
-        f = 0.5 * float(u[~self.sw] @ u[~self.sw])
-        if self.D:
-            f += float(np.sum(np.logaddexp(np.log(self.alpha), q))) if self.alpha > 0 else float(q.sum())
+        """``f*(w) = u^T w - f(u)``, ``f`` as ``J`` holds it (:func:`switched_sum`)."""
+        f = 0.5 * float(u[~self.sw] @ u[~self.sw]) + switched_sum(q, self.alpha)
         return float(u @ w) - f
 
     def hessian(self, u, s, q):
@@ -307,8 +312,9 @@ def _pcg(H, M, rhs):
 def _flat_biases(prox, V, z, center, mu, has):
     """Each task with no example inside its box gets the bias minimising its ``h`` terms
     (a convex piecewise-quadratic function of the bias alone: bisection on its slope between
-    the extreme breakpoints)."""
+    the extreme breakpoints). ``V`` and ``z`` are updated in place; True if a bias moved."""
     X = prox.bl.X
+    moved = False
     for k in np.flatnonzero(~has):
         n_k = prox.bl.counts[k]
         a, zr, cr = X[k, :n_k, -1], z[k, :n_k], center[k, :n_k]
@@ -330,13 +336,14 @@ def _flat_biases(prox, V, z, center, mu, has):
         t = 0.5 * (left + right)
         V[k, -1] += t
         z[k, :n_k] += a * t
+        moved = True
+    return moved
 
 
-def _kkt_gap(dual, rows, conj, lam, box):
+def _kkt_gap(dual, lam, box):
     """The KKT gap of the exact dual at ``lam`` (as the coordinate method's check measures
     it, :func:`medmtl.med.solvers.newton._max_gap`)."""
-    grad = dual.c - rows.F @ conj.w_of(rows.FT @ lam)
-    return _max_gap(grad / dual.a, dual.a * lam, *box, dual)
+    return _max_gap(dual.gradient(lam) / dual.a, dual.a * lam, *box, dual)
 
 
 def prox_newton(dual, rows, lam, spread, eps):
@@ -370,8 +377,7 @@ def prox_newton(dual, rows, lam, spread, eps):
         return None
     mu_end = _MU_END * eps / width
     mu = max(_MU_START * spread / width, mu_end)
-    w = conj.w_of(rows.FT @ lam)
-    V = bl.stack(w, dual.intercepts(lam, dual.c - rows.F @ w))
+    V = bl.stack(conj.w_of(rows.FT @ lam), dual.intercepts(lam))
     center = bl.rows_of(lam)
     stats = {"prox_steps": 0, "newton_steps": 0, "cg_iterations": 0}
     gap, out = spread, lam
@@ -379,8 +385,9 @@ def prox_newton(dual, rows, lam, spread, eps):
     inner_tol = _INNER * spread
     for _ in range(_MAX_PROX):
         z = prox.z(V)
+        here = prox.value(V, z, center, mu)
         for _ in range(_MAX_NEWTON):
-            val, u, s, q, lam3 = prox.value(V, z, center, mu)
+            val, u, s, q, lam3 = here
             grad = prox.gradient(u, lam3)
             if np.abs(grad).max() <= max(eps, inner_tol):
                 break
@@ -396,20 +403,21 @@ def prox_newton(dual, rows, lam, spread, eps):
             dz = np.matmul(bl.X, P[:, :, None])[:, :, 0]
             t = 1.0
             while t > 1e-12:
-                if prox.value(V + t * P, z + t * dz, center, mu)[0] <= val + _ARMIJO * t * slope:
+                here = prox.value(V + t * P, z + t * dz, center, mu)
+                if here[0] <= val + _ARMIJO * t * slope:
                     break
                 t *= 0.5
             else:
                 break
             V, z = V + t * P, z + t * dz
-            _flat_biases(prox, V, z, center, mu, has)
+            if _flat_biases(prox, V, z, center, mu, has):
+                here = prox.value(V, z, center, mu)
         lam3 = prox.lam(z, center, mu)
         stats["prox_steps"] += 1
         if not np.all(np.isfinite(lam3)):
             return None
-        out = np.empty(dual.n)
-        out[bl.row_index[bl.row_index < dual.n]] = lam3[bl.row_index < dual.n]
-        gap = _kkt_gap(dual, rows, conj, out, box)
+        out = bl.flat(lam3)
+        gap = _kkt_gap(dual, out, box)
         if gap <= eps:
             break
         stalled = stalled + 1 if gap >= best else 0
