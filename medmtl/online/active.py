@@ -32,21 +32,22 @@ for bit (:func:`pairwise_sum`).
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from medmtl._validation import check_scalar_nonnegative, check_scalar_positive
-from medmtl.online.base import MultiTaskLearner, as_one_row
+from medmtl._validation import Interval, Options
+from medmtl.online._checks import (LARGE, RANDOM_STATE, Capped, check_known_labels, check_row_scale, label_array,
+                                   read_feature_names)
+from medmtl.online.base import MultiTaskLearner
 from medmtl.online.oracle import LabelOracle, as_oracle, oracle_query, raise_query_status
 from medmtl.online.rows import add_row, as_rows
-from medmtl.online.streams import MultiTaskStream
+from medmtl.online.streams import MultiTaskStream, _check_task_list
 
 __all__ = ["ActiveRounds", "ActiveLog", "ActiveLearner", "pairwise_sum", "selective_probability", "log_prediction",
-           "committee_margin", "perceptron_step", "buy_label", "reweight", "share_example",
-           "check_committee_params"]
+           "committee_margin", "perceptron_step", "buy_label", "reweight", "share_example"]
 
 _NO_BUDGET = np.iinfo(np.int64).max
 
@@ -310,38 +311,29 @@ def share_example(rows, t, W, scores, weights, k, y, reference, similar, log):
             log.updates_per_task[m] += 1
 
 
-def _check_budget(budget):
-    if budget is None:
-        return None
-    if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or budget != int(budget) or budget < 0:
-        raise ValueError(f"budget must be a non-negative integer or None, got {budget!r}")
-    return int(budget)
-
-
-def check_committee_params(learner):
-    """Check the parameters AMLC and PEER share (b, C, share, share_on); set ``_b`` and ``_C``.
-
-    Parameters
-    ----------
-    learner : AMLC or PEER
-    """
-    learner._b = check_scalar_positive(learner.b, "b")
-    learner._C = check_scalar_nonnegative(learner.C, "C")
-    if learner.share_on not in ("disagreement", "mistake"):
-        raise ValueError(f"share_on must be 'disagreement' or 'mistake', got {learner.share_on!r}")
-    if not isinstance(learner.share, (bool, np.bool_)):
-        raise TypeError(f"share must be True or False, got {learner.share!r}")
+# The parameters AMLC and PEER share. ``C`` is capped where ``exp(-C)``, the smallest factor
+# of a committee update, would underflow to zero and leave a committee of zero weights.
+COMMITTEE_PARAMETERS = {
+    "b": [Capped(Real, 0, LARGE, closed="right")],
+    "C": [Capped(Real, 0, 700, closed="both")],
+    "share": [bool],
+    "share_on": [Options("disagreement", "mistake")],
+}
 
 
 class ActiveLearner(MultiTaskLearner):
     """Round machinery of the active multi-task perceptrons.
 
     Each round is one example of one task: ``learn_one(x, y, task=k)`` or
-    ``learn_one(x, task=k, oracle=..., index=i)``. A subclass implements
-    ``_check_params`` (calling this one, which checks ``budget``), ``_start_state()``
-    (extra state such as the committee weights), ``_play(rows, rounds, port, left, log)``
-    (its compiled loop) and, if it predicts otherwise than with task ``k``'s own perceptron,
-    ``_task_margins``; ``_n_uniforms`` is the number of uniforms a round consumes.
+    ``learn_one(x, task=k, oracle=..., index=i)``. A subclass declares its parameters in
+    ``_parameter_constraints`` (with this class's ``budget`` and ``random_state``; a
+    subclass that checks its own extends ``_check_params``, calling this one), and
+    implements ``_start_state()`` (extra state such as the committee weights),
+    ``_play(rows, rounds, port, left, log)`` (its compiled loop, reading the checked
+    parameters in ``self._settings``) and, if it predicts otherwise than with task ``k``'s
+    own perceptron, ``_task_margins``; ``_n_uniforms`` is the number of uniforms a round
+    consumes. Its decisions depend on the scale of the inputs (margins against a fixed
+    ``b``), so rows must have norms within :data:`~medmtl.online._checks.ROW_NORM_RANGE`.
 
     The fitted attributes every such learner has: ``weights_`` (n_tasks, n_features),
     ``n_queries_``, ``queries_per_task_``, ``n_updates_``, ``updates_per_task_``,
@@ -351,9 +343,13 @@ class ActiveLearner(MultiTaskLearner):
     """
 
     _n_uniforms = 1
+    _parameter_constraints = {"budget": [None, Interval(Integral, 0, None)], "random_state": RANDOM_STATE}
 
     def _check_params(self):
-        self._budget = _check_budget(self.budget)
+        self._budget = self._check_hyper_parameters()["budget"]
+
+    def _check_scale(self, X, name):
+        check_row_scale(X, name, type(self).__name__)
 
     def _start(self, n_tasks, n_features):
         self.n_tasks_ = int(n_tasks)
@@ -416,9 +412,10 @@ class ActiveLearner(MultiTaskLearner):
             The training examples of each task (dense, or scipy.sparse: rows are never
             densified; never modified), or a stream made by
             :meth:`MultiTaskStream.interleave`.
-        y : LabelOracle or list of array-like of labels in {-1, +1}
-            The labels of ``X`` (same tasks, same row order), or the oracle holding them:
-            the only source of labels. An oracle's own budget, if any, is honoured too.
+        y : LabelOracle or list of array-like of labels
+            The labels of ``X`` (same tasks, same row order; any two labels per task, the
+            second in sorted order the positive class), or the oracle holding them: the
+            only source of labels. An oracle's own budget, if any, is honoured too.
         order : array-like of shape (n_rounds, 2), optional
             The rounds as ``(task, index)`` pairs; default every example once in a random
             order drawn from ``random_state``.
@@ -428,45 +425,65 @@ class ActiveLearner(MultiTaskLearner):
         self
         """
         self._check_params()
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(self._settings["random_state"])
         if isinstance(X, MultiTaskStream):
             if X.order is None or order is not None:
                 raise ValueError("a stream given to fit must show one example per round and carry its own order")
+            self.__dict__.pop("feature_names_in_", None)
             stream = X
         else:
+            _check_task_list(X)
+            read_feature_names(self, X, [f"Xs[{k}]" for k in range(len(X))])
             stream = MultiTaskStream.interleave(X, order=order, random_state=rng if order is None else None)
+        for k, Xk in enumerate(stream.Xs):
+            self._check_scale(Xk, f"Xs[{k}]")
         oracle = as_oracle(y, stream.n_tasks, [X.shape[0] for X in stream.Xs])
         self._start(stream.n_tasks, stream.n_features[0])
+        self.classes_ = [c.copy() for c in oracle.classes]
         self._rng = rng
         n = stream.n_rounds
         uniforms = rng.random((n, self._n_uniforms))
-        self.stream_order_ = stream.order
-        self.stream_predictions_ = np.zeros(n, dtype=np.int64)
+        self.stream_order_ = stream.order.copy()
+        codes = np.zeros(n, dtype=np.int64)
         self.stream_queried_ = np.zeros(n, dtype=bool)
-        self._run(stream.rows, stream.order, uniforms, oracle, record=(self.stream_predictions_, self.stream_queried_))
+        self.stream_predictions_ = None
+        self._run(stream.rows, stream.order, uniforms, oracle, record=(codes, self.stream_queried_))
+        self.stream_predictions_ = self._labels_of(codes, stream.order[:, 0])
         return self
+
+    def _labels_of(self, codes, tasks):
+        """Each round's predicted code as its task's label."""
+        classes = self.classes_
+        same = all(c.dtype == classes[0].dtype for c in classes)
+        table = np.stack(classes) if same else np.array([c.astype(object) for c in classes], dtype=object)
+        return table[tasks, (codes >= 0).astype(np.intp)]
 
     def _oracle_for(self, x, y, task):
         self._check_fitted("its first round needs an oracle, which tells the number of tasks")
         task = self._check_task(task)
-        return LabelOracle([[y] if j == task else [] for j in range(self.n_tasks_)])
+        label = label_array([y], "y")
+        check_known_labels(label, self.classes_[task], "y")
+        return LabelOracle([label.tolist() if j == task else [] for j in range(self.n_tasks_)], classes=self.classes_)
 
     def _learn_round(self, x, task, oracle, index):
-        row = as_one_row(x)
+        self._check_scale(x, "x")
         if not self.__sklearn_is_fitted__():
             self._check_params()
-            self._start(oracle.n_tasks, row.shape[1])
-            self._rng = np.random.default_rng(self.random_state)
+            self._start(oracle.n_tasks, x.shape[1])
+            self.classes_ = [c.copy() for c in oracle.classes]
+            self._rng = np.random.default_rng(self._settings["random_state"])
         else:
-            as_oracle(oracle, self.n_tasks_)
-            if row.shape[1] != self.n_features_in_:
-                raise ValueError(f"x has {row.shape[1]} features but the learner was trained on {self.n_features_in_}")
+            as_oracle(oracle, self.n_tasks_, classes=self.classes_)
         task = self._check_task(task)
         index = int(self._seen[task]) if index is None else int(index)
         uniforms = self._rng.random((1, self._n_uniforms))
-        self._run(row, np.array([[task, index]], dtype=np.int64), uniforms, oracle)
+        self._run(x, np.array([[task, index]], dtype=np.int64), uniforms, oracle)
 
     # ------------------------------------------------------------------------ prediction
+    def _checked_margins(self, X, task, name="X"):
+        self._check_scale(X, name)
+        return super()._checked_margins(X, task, name)
+
     def _task_margins(self, X, task):
         """Test-time margins of task ``task``: its own perceptron."""
         return np.asarray(X @ self._W[:, task]).ravel()

@@ -13,7 +13,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from medmtl.online.active import (ActiveLearner, buy_label, check_committee_params, committee_margin, log_prediction,
+from medmtl._validation import Options
+from medmtl.online.active import (COMMITTEE_PARAMETERS, ActiveLearner, buy_label, committee_margin, log_prediction,
                                   reweight, selective_probability, share_example)
 from medmtl.online.rows import row_dots
 
@@ -133,6 +134,10 @@ class AMLC(ActiveLearner):
         The perceptrons ``w`` (row per task).
     committee_weights_ : ndarray of shape (n_tasks, n_tasks)
         The relationship matrix ``tau``; row ``k`` is task ``k``'s committee.
+    classes_ : list of ndarray of shape (2,)
+        Each task's two labels (the oracle's ``classes``); a margin >= 0 predicts the second.
+    feature_names_in_ : ndarray of str
+        The column names, when every task was given as a DataFrame with the same columns.
     n_queries_, n_updates_, n_rounds_ : int
         Labels paid for, rank-one updates made (own mistakes plus shared examples), rounds.
     queries_per_task_, updates_per_task_ : ndarray of shape (n_tasks,)
@@ -160,23 +165,20 @@ class AMLC(ActiveLearner):
     True
     """
 
+    _parameter_constraints = {**ActiveLearner._parameter_constraints, **COMMITTEE_PARAMETERS,
+                              "confidence": [Options("mean", "sum")]}
+
     def __init__(self, b=1.0, C=1.0, share=True, share_on="disagreement", confidence="mean", budget=None,
                  random_state=None):
         self._init_params(locals())
 
-    def _check_params(self):
-        check_committee_params(self)
-        super()._check_params()
-        if self.confidence not in ("mean", "sum"):
-            raise ValueError(f"confidence must be 'mean' or 'sum', got {self.confidence!r}")
-
     def _start_state(self):
         self._tau = np.full((self.n_tasks_, self.n_tasks_), 1.0 / self.n_tasks_)
-        self._scale = 1.0 if self.confidence == "mean" else float(self.n_tasks_)
+        self._scale = 1.0 if self._settings["confidence"] == "mean" else float(self.n_tasks_)
 
     def _play(self, rows, rounds, port, left, log):
-        committees = Committees(self._tau, self._scale, self._b, self._C, bool(self.share),
-                                self.share_on == "mistake")
+        s = self._settings
+        committees = Committees(self._tau, self._scale, s["b"], s["C"], bool(s["share"]), s["share_on"] == "mistake")
         return amlc_rounds(committees, rows, rounds, self._W, port, left, log)
 
     @property

@@ -23,35 +23,40 @@ All answers come from annotators that count every question: a
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 
-from medmtl._validation import check_matrix
-from medmtl.online.base import MulticlassLearner, as_one_row
-from medmtl.online.oracle import LabelOracle, PairFeedbackOracle, one_vs_one_pairs, one_vs_rest_oracle
+from medmtl._validation import Interval, Options
+from medmtl.online._checks import (LARGE, RANDOM_STATE, Capped, check_known_labels, check_row_scale, input_matrix,
+                                   label_array, read_feature_names, refuse_iterator)
+from medmtl.online.base import MulticlassLearner
+from medmtl.online.oracle import (CallableOracle, LabelOracle, PairFeedbackOracle, as_oracle, one_vs_one_pairs,
+                                 one_vs_rest_oracle)
 from medmtl.online.rows import add_row, as_rows
-from medmtl.online.shampo import check_prior, check_rule_params
+from medmtl.online.shampo import RULE_PARAMETERS, check_prior, rule_values
 from medmtl.online.shampo_rounds import ZERO_FEEDBACK, UpdateRule, draw_rule, play_rounds
-from medmtl.online.streams import MultiTaskStream, scale_to_unit_ball
+from medmtl.online.streams import MultiTaskStream, row_norms, scale_to_unit_ball
 
 __all__ = ["round_robin_predict", "OneVsRestBandit", "OneVsOneBandit", "Banditron"]
 
 
 def _check_multiclass_labels(labels, n_samples=None):
-    labels = np.asarray(labels)
-    if labels.ndim != 1:
-        raise ValueError(f"labels must be 1-D; got shape {labels.shape}")
-    if n_samples is not None and labels.shape[0] != n_samples:
-        raise ValueError(f"labels has {labels.shape[0]} entries but X has {n_samples} rows")
-    if labels.dtype.kind in "fc" and np.any(np.isnan(labels)) or labels.dtype.kind == "O" and any(
-            v is None or isinstance(v, float) and np.isnan(v) for v in labels):
-        raise ValueError("labels contain NaN or None: every round needs its class")
-    classes = np.unique(labels)
+    refuse_iterator(labels, "labels")
+    array = np.asarray(labels)
+    if array.ndim != 1:
+        raise ValueError(f"labels must be 1-D; got shape {array.shape}")
+    if n_samples is not None and array.shape[0] != n_samples:
+        raise ValueError(f"labels has {array.shape[0]} entries but X has {n_samples} rows")
+    if array.dtype.kind == "f" and not np.all(np.isfinite(array)) or array.dtype.kind == "O" and any(
+            v is None or isinstance(v, Real) and not np.isfinite(v) for v in array.tolist()):
+        raise ValueError("labels contain NaN or None (or an infinity): every round needs its class")
+    array = label_array(labels, "labels")
+    classes = np.unique(array)
     if classes.size < 2:
         raise ValueError(f"a multiclass stream needs at least two classes; found {classes.size}")
-    return classes, np.searchsorted(classes, labels)
+    return classes, np.searchsorted(classes, array)
 
 
 def round_robin_predict(margins, n_classes, random_state=None):
@@ -114,7 +119,7 @@ class _BanditLearner(MulticlassLearner):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_rounds, n_features)
+        X : array-like, DataFrame or sparse matrix of shape (n_rounds, n_features)
         y : array-like of shape (n_rounds,) or annotator
             The class labels (any values; the annotator is built from them), or the
             annotator itself with classes ``0 .. C-1``.
@@ -123,90 +128,83 @@ class _BanditLearner(MulticlassLearner):
         -------
         self
         """
-        X = check_matrix(X)
+        self._check_hyper_parameters()
+        read_feature_names(self, [X], ["X"])
+        X = input_matrix(X, "X")
         if isinstance(y, LabelOracle):
-            oracle = y
-            self.classes_ = np.arange(self._classes_of_oracle(oracle))
+            classes = np.arange(self._classes_of_oracle(y))
+            # a live annotator is asked round by round: its first question stops the pass
+            oracle = y if isinstance(y, CallableOracle) else as_oracle(y, y.n_tasks, [X.shape[0]] * y.n_tasks)
         else:
-            self.classes_, codes = _check_multiclass_labels(y, X.shape[0])
-            oracle = self._make_oracle(codes, self.classes_.size)
-        self._setup(X.shape[1], self.classes_.size)
+            classes, codes = _check_multiclass_labels(y, X.shape[0])
+            oracle = self._make_oracle(codes, classes.size)
+        self._check_unscaled(X, "X")
+        self._setup(X.shape[1], classes.size)
+        self.classes_ = classes
         self._play(X, oracle, 0)
         return self
 
+    def _check_unscaled(self, X, name):
+        """Without scaling, the inputs must already lie in the unit ball, at a scale the margins can hold."""
+        if self._settings["scale"] is None:
+            if np.any(row_norms(X) > 1 + 1e-6):
+                raise ValueError(f"{name} has rows outside the unit ball; pass scale='row' or 'max'")
+            check_row_scale(X, name, f"{type(self).__name__} with scale=None")
+
     def _oracle_for(self, x, y, task):
-        self._check_no_task(task)
         self._check_fitted("its first round needs an oracle, which tells the classes")
-        code = np.flatnonzero(self.classes_ == y)
-        if code.size != 1:
-            raise ValueError(f"y={y!r} is not one of the classes {self.classes_.tolist()}")
-        return self._make_oracle(code, self.classes_.size)
+        label = label_array([y], "y")
+        check_known_labels(label, self.classes_, "y")
+        return self._make_oracle(np.flatnonzero(self.classes_ == label[0]), self.classes_.size)
 
     def _learn_round(self, x, task, oracle, index):
-        self._check_no_task(task)
-        X = as_one_row(x)
         n_classes = self._classes_of_oracle(oracle)
         if not self.__sklearn_is_fitted__():
+            self._check_hyper_parameters()
+            self._setup(x.shape[1], n_classes)
             self.classes_ = np.arange(n_classes)
-            self._setup(X.shape[1], n_classes)
         elif n_classes != self.classes_.size:
             raise ValueError(f"the oracle answers about {n_classes} classes; this learner has {self.classes_.size}")
-        if self.scale == "max":
+        if self._settings["scale"] == "max":
             raise ValueError("scale='max' needs the whole stream; use fit, or scale='row'")
-        self._play(X, oracle, self.n_rounds_ if index is None else int(index))
+        self._check_unscaled(x, "x")
+        self._play(x, oracle, self.n_rounds_ if index is None else int(index))
 
-    def _check_scale(self):
-        if self.scale not in ("row", "max", None):
-            raise ValueError(f"scale must be 'row', 'max' or None, got {self.scale!r}")
-
-    def decision_function(self, X):
-        """One margin per class (Banditron) or per binary task.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Inputs, scaled as in training.
-
-        Returns
-        -------
-        margins : ndarray of shape (n_samples, n_outputs)
-        """
-        self._check_fitted()
-        X = scale_to_unit_ball(X, method=self.scale or "row")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; fitted on {self.n_features_in_}")
+    def _decision(self, X):
+        X = scale_to_unit_ball(X, method=self._settings["scale"] or "row")
         return np.asarray(X @ self.coef_.T)
 
 
 class _SHAMPOReduction(_BanditLearner):
     """A multiclass bandit played as SHAMPO over binary tasks (see the subclasses)."""
 
-    _zero_feedback = "error"
+    _parameter_constraints = {**RULE_PARAMETERS, "block_size": [Interval(Integral, 1, None)]}
 
     def __init__(self, b=1.0, aggressive=True, lam=None, prior=None, strategy="shampo", scale="row",
                  block_size=256, random_state=None):
         self._init_params(locals())
 
+    def _update_rule(self):
+        return UpdateRule(self.lam_, ZERO_FEEDBACK["error"], 0.0)
+
     def _setup(self, n_features, n_classes):
-        self.b_, self.lam_ = check_rule_params(self)
-        if not isinstance(self.block_size, numbers.Integral) or self.block_size < 1:
-            raise ValueError(f"block_size must be a positive integer, got {self.block_size!r}")
+        s = self._settings
+        self.b_, self.lam_ = rule_values(s)
         self.n_classes_ = n_classes
         self.n_tasks_ = self._n_tasks(n_classes)
-        self.prior_ = check_prior(self.prior, self.n_tasks_, 1)
+        self.prior_ = check_prior(s["prior"], self.n_tasks_, 1)
         self.n_features_in_ = n_features
         self.coef_ = np.zeros((self.n_tasks_, n_features))
         self.n_rounds_ = 0
-        self._rng = np.random.default_rng(self.random_state)
+        self._rng = np.random.default_rng(s["random_state"])
         self._sign_rng = np.random.default_rng(self._rng.integers(2 ** 63))
         self.updates_per_task_ = np.zeros(self.n_tasks_, dtype=np.int64)
 
     def _play(self, X, oracle, index0):
-        stream = MultiTaskStream.shared_input(X, self.n_tasks_, scale=self.scale)
-        update = UpdateRule(self.lam_, ZERO_FEEDBACK[self._zero_feedback], float(getattr(self, "eta", 0.0)))
+        stream = MultiTaskStream.shared_input(X, self.n_tasks_, scale=self._settings["scale"])
         self.updates_per_task_ += play_rounds(stream, self.coef_, oracle, self._rng, draw_rule(self.prior_, self.b_),
-                                              update, index0=index0, block_size=self.block_size,
-                                              sign_rng=self._sign_rng)
+                                              self._update_rule(), index0=index0,
+                                              block_size=self._settings["block_size"], sign_rng=self._sign_rng)
         self.n_rounds_ += stream.n_rounds
 
 
@@ -226,6 +224,9 @@ class OneVsRestBandit(_SHAMPOReduction):
     ----------
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (n_classes, n_features)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        The column names, when fitted on a DataFrame.
     n_rounds_ : int
     updates_per_task_ : ndarray of shape (n_classes,)
 
@@ -244,7 +245,7 @@ class OneVsRestBandit(_SHAMPOReduction):
         return n_classes
 
     def _classify(self, margins):
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(self._settings["random_state"])
         return np.argmax((margins >= 0) + 0.5 * rng.random(margins.shape), axis=1)
 
 
@@ -271,6 +272,8 @@ class OneVsOneBandit(_SHAMPOReduction):
     pairs_ : list of (int, int)
         The class-index pair of each task.
     coef_ : ndarray of shape (n_pairs, n_features)
+    n_features_in_, feature_names_in_
+        As for :class:`OneVsRestBandit`.
     n_rounds_ : int
     updates_per_task_ : ndarray of shape (n_pairs,)
 
@@ -287,20 +290,19 @@ class OneVsOneBandit(_SHAMPOReduction):
     True
     """
 
+    _parameter_constraints = {**_SHAMPOReduction._parameter_constraints,
+                              "zero_feedback": [Options("random", "weak", "ignore")],
+                              "eta": [Capped(Real, 0, LARGE, closed="right")]}
+
     def __init__(self, zero_feedback="weak", eta=0.2, b=1.0, aggressive=True, lam=None, prior=None,
                  strategy="shampo", scale="row", block_size=256, random_state=None):
         self._init_params(locals())
 
-    @property
-    def _zero_feedback(self):
-        return self.zero_feedback
+    def _update_rule(self):
+        s = self._settings
+        return UpdateRule(self.lam_, ZERO_FEEDBACK[s["zero_feedback"]], s["eta"])
 
     def _setup(self, n_features, n_classes):
-        if self.zero_feedback not in ("random", "weak", "ignore"):
-            raise ValueError(f"zero_feedback must be 'random', 'weak' or 'ignore', got {self.zero_feedback!r}")
-        if self.zero_feedback == "weak":
-            if not isinstance(self.eta, numbers.Real) or not np.isfinite(self.eta) or self.eta <= 0:
-                raise ValueError(f"eta must be a finite number > 0, got {self.eta!r}")
         super()._setup(n_features, n_classes)
         self.pairs_ = one_vs_one_pairs(n_classes)
 
@@ -316,7 +318,7 @@ class OneVsOneBandit(_SHAMPOReduction):
         return PairFeedbackOracle(codes, n_classes)
 
     def _classify(self, margins):
-        return round_robin_predict(margins, self.n_classes_, np.random.default_rng(self.random_state))
+        return round_robin_predict(margins, self.n_classes_, np.random.default_rng(self._settings["random_state"]))
 
 
 class Banditron(_BanditLearner):
@@ -337,6 +339,8 @@ class Banditron(_BanditLearner):
     ----------
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (n_classes, n_features)
+    n_features_in_, feature_names_in_
+        As for :class:`OneVsRestBandit`.
     n_rounds_ : int
 
     Examples
@@ -350,26 +354,28 @@ class Banditron(_BanditLearner):
     (2000, True)
     """
 
+    # An update adds x / P(y~) with P(y~) >= gamma / C: gamma >= 1e-100 keeps the weights (and
+    # so the margins) far inside the float range.
+    _parameter_constraints = {"gamma": [Interval(Real, 1 / LARGE, 1, closed="both")],
+                              "scale": [Options("row", "max", None)], "random_state": RANDOM_STATE}
+
     def __init__(self, gamma=0.05, scale="row", random_state=None):
         self._init_params(locals())
 
     def _setup(self, n_features, n_classes):
-        g = self.gamma
-        if not isinstance(g, numbers.Real) or isinstance(g, bool) or not 0 < g <= 1:
-            raise ValueError(f"gamma must be in (0, 1], got {g!r}")
-        self._check_scale()
         self.n_classes_ = n_classes
         self.n_features_in_ = n_features
         self.coef_ = np.zeros((n_classes, n_features))
         self.n_rounds_ = 0
-        self._rng = np.random.default_rng(self.random_state)
+        self._rng = np.random.default_rng(self._settings["random_state"])
 
     def _classify(self, margins):
         return np.argmax(margins, axis=1)
 
     def _play(self, X, oracle, index0):
-        X = scale_to_unit_ball(X, method=self.scale) if self.scale else X
-        C, g, W = self.n_classes_, float(self.gamma), self.coef_
+        scale = self._settings["scale"]
+        X = scale_to_unit_ball(X, method=scale) if scale else X
+        C, g, W = self.n_classes_, self._settings["gamma"], self.coef_
         n, rows = X.shape[0], as_rows(X)
         u = self._rng.random(n)
         explore_class = self._rng.integers(0, C, n)

@@ -14,12 +14,14 @@ The conventions (coin flips, ``sign(0) = +1``, budget) are those of
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import NamedTuple
 
 from numba import njit
 from numba.extending import overload
 
-from medmtl._validation import check_scalar_nonnegative, check_scalar_positive
+from medmtl._validation import Interval
+from medmtl.online._checks import LARGE, Capped
 from medmtl.online.active import ActiveLearner, buy_label, log_prediction, selective_probability
 from medmtl.online.rows import row_dot
 
@@ -122,6 +124,8 @@ class RandomQuery(_IndependentPerceptrons):
     Attributes
     ----------
     weights_ : ndarray of shape (n_tasks, n_features)
+    classes_, feature_names_in_
+        As for :class:`~medmtl.online.amlc.AMLC`.
     n_queries_, n_updates_, n_rounds_ : int
     queries_per_task_, updates_per_task_ : ndarray of shape (n_tasks,)
     stream_order_, stream_predictions_, stream_queried_ : ndarray of shape (n_rounds, ...)
@@ -143,18 +147,14 @@ class RandomQuery(_IndependentPerceptrons):
     True
     """
 
+    _parameter_constraints = {**ActiveLearner._parameter_constraints,
+                              "query_probability": [Interval(Real, 0, 1, closed="both")]}
+
     def __init__(self, query_probability=0.5, budget=None, random_state=None):
         self._init_params(locals())
 
-    def _check_params(self):
-        super()._check_params()
-        q = check_scalar_nonnegative(self.query_probability, "query_probability")
-        if q > 1:
-            raise ValueError(f"query_probability must be in [0, 1], got {q}")
-        self._q = q
-
     def _rule(self):
-        return FixedProbability(self._q)
+        return FixedProbability(self._settings["query_probability"])
 
 
 class IndependentQuery(_IndependentPerceptrons):
@@ -175,8 +175,8 @@ class IndependentQuery(_IndependentPerceptrons):
 
     Attributes
     ----------
-    weights_, n_queries_, n_updates_, n_rounds_, queries_per_task_, updates_per_task_,
-    stream_order_, stream_predictions_, stream_queried_
+    weights_, classes_, feature_names_in_, n_queries_, n_updates_, n_rounds_, queries_per_task_,
+    updates_per_task_, stream_order_, stream_predictions_, stream_queried_
         As for :class:`RandomQuery`.
 
     Examples
@@ -190,12 +190,10 @@ class IndependentQuery(_IndependentPerceptrons):
     [1, -1, 1, -1]
     """
 
+    _parameter_constraints = {**ActiveLearner._parameter_constraints, "b": [Capped(Real, 0, LARGE, closed="right")]}
+
     def __init__(self, b=1.0, budget=None, random_state=None):
         self._init_params(locals())
 
-    def _check_params(self):
-        self._b = check_scalar_positive(self.b, "b")
-        super()._check_params()
-
     def _rule(self):
-        return MarginProbability(self._b)
+        return MarginProbability(self._settings["b"])

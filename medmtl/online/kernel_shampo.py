@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
 
-from medmtl.kernels import LinearKernel, PolynomialKernel, RBFKernel, get_kernel
+from medmtl._validation import Checked, Interval
+from medmtl.kernels import Kernel, LinearKernel, PolynomialKernel, RBFKernel, get_kernel
+from medmtl.online._checks import LARGE, Capped, input_matrix
 from medmtl.online.shampo import SHAMPO
 from medmtl.online.shampo_rounds import draw_rule, draw_tasks
-from medmtl.online.streams import MultiTaskStream, scale_to_unit_ball
+from medmtl.online.streams import MultiTaskStream, apply_max_scaling, max_scaling, scale_to_unit_ball
 
 __all__ = ["KernelSHAMPO", "make_kernel"]
 
@@ -37,6 +41,16 @@ def make_kernel(kernel, gamma=1.0, degree=3, coef0=1.0):
         if name == "linear":
             return LinearKernel()
     return get_kernel(kernel)
+
+
+def _kernel_spec(kernel):
+    """``kernel`` unchanged if :func:`make_kernel` takes it (its own error otherwise)."""
+    if isinstance(kernel, str):
+        if kernel.lower() not in ("rbf", "poly", "polynomial", "linear"):
+            get_kernel(kernel)  # for a name it does not know, the registry's message lists those it does
+    elif not isinstance(kernel, Kernel) and not callable(kernel):
+        raise TypeError(f"kernel must be a string, a Kernel or a callable; got {type(kernel).__name__}")
+    return kernel
 
 
 class _Support:
@@ -79,15 +93,17 @@ class KernelSHAMPO(SHAMPO):
     gamma, degree, coef0 : float
         Parameters of the RBF and polynomial kernels.
     b, aggressive, lam, prior, strategy, n_queries, prior_rounds, scale, random_state
-        As in :class:`SHAMPO`. Dense inputs only.
+        As in :class:`SHAMPO`. Dense inputs only. Inputs to predict are scaled as the
+        training inputs were: each row to the unit sphere (``"row"``), by the largest
+        training row norm of their task (``"max"``), or not at all (None).
 
     Attributes
     ----------
     kernel_ : Kernel
     support_ : list of ndarray, support_[j] of shape (n_support_j, n_features_j)
     dual_coef_ : list of ndarray, dual_coef_[j] of shape (n_support_j,)
-    prior_, b_, lam_, n_tasks_, n_rounds_, n_features_, queries_per_task_, updates_per_task_,
-    train_margins_, queried_tasks_
+    classes_, feature_names_in_, prior_, b_, lam_, n_tasks_, n_rounds_, n_features_,
+    queries_per_task_, updates_per_task_, train_margins_, queried_tasks_
         As in :class:`SHAMPO`.
 
     Examples
@@ -101,18 +117,34 @@ class KernelSHAMPO(SHAMPO):
     True
     """
 
+    _parameter_constraints = {
+        **{name: rule for name, rule in SHAMPO._parameter_constraints.items() if name not in ("block_size", "dtype")},
+        "kernel": [Checked(_kernel_spec)],
+        "gamma": [Capped(Real, 0, LARGE, closed="right")],
+        "degree": [Interval(Integral, 1, None)],
+        "coef0": [Interval(Real, None, None)],
+    }
+
     def __init__(self, kernel="rbf", gamma=1.0, degree=3, coef0=1.0, b=1.0, aggressive=True, lam=None,
                  prior=None, strategy="shampo", n_queries=1, prior_rounds=1000, scale="row",
                  random_state=None):
         self._init_params(locals())
 
-    def _check_storage_params(self):
-        self.kernel_ = make_kernel(self.kernel, self.gamma, self.degree, self.coef0)
+    def _start_storage(self):
+        s = self._settings
+        self.kernel_ = make_kernel(s["kernel"], s["gamma"], s["degree"], s["coef0"])
+
+    def _stream_of(self, X, scale):
+        return MultiTaskStream(X, scale=scale)
 
     def _make_stream(self, X):
-        if isinstance(X, MultiTaskStream) and X.order is None:
-            return X
-        return MultiTaskStream(X, scale=self.scale)
+        stream = super()._make_stream(X)
+        # "max" scales each task by its largest training row norm: predictions scale the same
+        # (a stream given as it is was scaled already)
+        self._max_scalings = [(0, 1.0)] * stream.n_tasks
+        if self._settings["scale"] == "max" and not isinstance(X, MultiTaskStream):
+            self._max_scalings = [max_scaling(input_matrix(Xj, f"Xs[{j}]")) for j, Xj in enumerate(X)]
+        return stream
 
     def _start_weights(self, stream):
         self._support = [_Support(d) for d in stream.n_features]
@@ -137,14 +169,17 @@ class KernelSHAMPO(SHAMPO):
     def _pass(self, stream, oracle, index0, record):
         if any(sp.issparse(X) for X in stream.Xs):
             raise TypeError("KernelSHAMPO takes dense inputs only")
-        K, n, q = stream.n_tasks, stream.n_rounds, self.n_queries
+        K, n, q = stream.n_tasks, stream.n_rounds, self._settings["n_queries"]
         rule = draw_rule(self.prior_, self.b_, q)
         if record:
             self.train_margins_ = np.empty((n, K))
             self.queried_tasks_ = np.empty((n, q), dtype=np.int64)
         for t in range(n):
             xs = [X[t] for X in stream.Xs]
-            p = np.array([self._support[j].margins(self.kernel_, xs[j][None, :])[0] for j in range(K)])
+            with np.errstate(over="ignore", invalid="ignore"):
+                p = np.array([self._support[j].margins(self.kernel_, xs[j][None, :])[0] for j in range(K)])
+            if not np.all(np.isfinite(p)):
+                raise ValueError(self._overflow_message())
             J = draw_tasks(p[None, :], self._rng.standard_exponential((1, K)), rule)[0]
             for j in J.tolist():
                 y = oracle.query(j, index0 + t)
@@ -157,8 +192,23 @@ class KernelSHAMPO(SHAMPO):
                 self.queried_tasks_[t] = J
         self.n_rounds_ += n
 
+    def _overflow_message(self):
+        s = self._settings
+        return (f"KernelSHAMPO: the kernel {self.kernel_.name} (gamma={s['gamma']:g}, degree={s['degree']}, "
+                f"coef0={s['coef0']:g}) gives margins beyond the float range on these inputs; choose smaller "
+                "kernel parameters")
+
     def _task_margins(self, X, task):
-        X = scale_to_unit_ball(X, method=self.scale or "row")
         if sp.issparse(X):
             raise TypeError("KernelSHAMPO takes dense inputs only")
-        return self._support[task].margins(self.kernel_, X)
+        scale = self._settings["scale"]
+        if scale == "row":
+            X = scale_to_unit_ball(X)
+        elif scale == "max":
+            with np.errstate(over="ignore"):
+                X = apply_max_scaling(X, self._max_scalings[task])
+        with np.errstate(over="ignore", invalid="ignore"):
+            margins = self._support[task].margins(self.kernel_, X)
+        if not np.all(np.isfinite(margins)):
+            raise ValueError(self._overflow_message())
+        return margins

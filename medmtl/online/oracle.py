@@ -4,8 +4,12 @@ Online learners in medmtl never read a label array. They hold a :class:`LabelOra
 ask it for the label of one example of one task at a time; the oracle counts every query
 (per task and in total), remembers which labels were asked, and enforces an optional
 budget. Tests rely on this to prove that a learner reads no label it did not pay for.
-Labels handed to a learner directly (``fit(X, y)``, ``learn_one(x, y)``) are first put
-into an oracle (:func:`as_oracle`), so the learner still sees only what it asks for.
+A binary task may be labelled with any two values, scikit-learn's way: the oracle keeps
+each task's two ``classes`` and answers a query with the label's code, -1 for the first
+class and +1 for the second, which is all a learner computes with; the learners give
+their predictions back in the classes. Labels handed to a learner directly (``fit(X, y)``,
+``learn_one(x, y)``) are first put into an oracle (:func:`as_oracle`), so the learner still
+sees only what it asks for.
 
 The multiclass bandits ask yes/no-style questions about a class label; their annotators
 are oracles too: :func:`one_vs_rest_oracle` ("is it class c?") and
@@ -37,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from medmtl._validation import check_pm1_labels
+from medmtl.online._checks import binary_classes, encode_labels, label_array, refuse_iterator, same_classes
 
 __all__ = ["LabelOracle", "BudgetExhausted", "PairFeedbackOracle", "as_oracle", "one_vs_one_pairs",
            "one_vs_rest_oracle", "oracle_query", "raise_query_status", "QUERY_BUDGET_SPENT",
@@ -52,10 +56,10 @@ QUERY_PENDING = 5
 
 
 def _check_ternary(y, name):
-    y = np.asarray(y)
-    if y.ndim != 1 or y.dtype.kind not in "iuf" or not np.all(np.isin(y, (-1, 0, 1))):
+    y = label_array(y, name)
+    if y.dtype.kind not in "iuf" or not np.all(np.isin(y, (-1, 0, 1))):
         raise ValueError(f"{name} must be a 1-D array of answers in {{-1, 0, +1}}")
-    return y.astype(np.int64)
+    return y.astype(np.int8)
 
 
 class BudgetExhausted(RuntimeError):
@@ -139,14 +143,22 @@ class LabelOracle:
     Parameters
     ----------
     ys : list of array-like of shape (n_examples_j,)
-        The labels of each task's examples, in {-1, +1}.
+        The labels of each task's examples: two values per task (numbers or strings).
     budget : int or None, default=None
         The largest number of queries allowed in total; ``None`` for no limit.
     allow_zero : bool, default=False
-        Also accept the answer 0 ("neither"), as the one-vs-one bandit annotator gives.
+        Answers in {-1, 0, +1}, 0 meaning "neither", as the one-vs-one bandit annotator
+        gives; ``classes`` is then (-1, +1) for every task.
+    classes : pair or list of pairs, optional
+        ``(negative, positive)`` for every task, or one such pair per task: the label coded
+        -1 and the label coded +1. Default: each task's two labels in sorted order
+        (scikit-learn's ``classes_``); a task showing one label takes the two labels of the
+        tasks labelled alike (numbers, or strings), or (-1, +1) when its label is -1 or +1.
 
     Attributes
     ----------
+    classes : list of ndarray of shape (2,)
+        Each task's two classes, negative first.
     n_queries : int
         Queries answered so far.
     queries_per_task : ndarray of shape (n_tasks,)
@@ -163,15 +175,30 @@ class LabelOracle:
     [0, 1]
     >>> oracle.was_queried(1, 2), oracle.was_queried(0, 0)
     (True, False)
+
+    Any two labels per task; a query answers with the label's code:
+
+    >>> spam = LabelOracle([["ham", "spam", "ham"]])
+    >>> spam.classes[0].tolist(), spam.query(0, 1), spam.query(0, 2)
+    (['ham', 'spam'], 1, -1)
     """
 
-    def __init__(self, ys, budget=None, allow_zero=False):
-        check = _check_ternary if allow_zero else check_pm1_labels
+    def __init__(self, ys, budget=None, allow_zero=False, classes=None):
+        refuse_iterator(ys, "ys")
         if isinstance(ys, (str, bytes)) or isinstance(ys, np.ndarray) and ys.ndim == 1 or not hasattr(ys, "__len__") \
                 or len(ys) == 0:
             raise TypeError("ys must be a non-empty list of per-task label arrays")
-        labels = [check(y, name=f"ys[{j}]") for j, y in enumerate(ys)]
-        if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 0):
+        if allow_zero:
+            if classes is not None:
+                raise ValueError("answers in {-1, 0, +1} (allow_zero=True) have no classes to give")
+            labels = [_check_ternary(y, name=f"ys[{j}]") for j, y in enumerate(ys)]
+            self.classes = [np.array([-1, 1]) for _ in labels]
+        else:
+            given = [label_array(y, f"ys[{j}]") for j, y in enumerate(ys)]
+            self.classes = binary_classes(given, classes, name="ys")
+            labels = [encode_labels(y, c, f"ys[{j}]") for j, (y, c) in enumerate(zip(given, self.classes))]
+        if budget is not None and (isinstance(budget, (bool, np.bool_)) or not isinstance(budget, numbers.Real)
+                                   or not np.isfinite(budget) or int(budget) != budget or budget < 0):
             raise ValueError(f"budget must be a non-negative integer or None, got {budget!r}")
         self.budget = None if budget is None else int(budget)
         # One flat store for all tasks, so the compiled twin of ``query`` reads the same arrays.
@@ -216,6 +243,8 @@ class LabelOracle:
         Returns
         -------
         label : int
+            The label's code: -1 for ``classes[task][0]``, +1 for ``classes[task][1]`` (0
+            for "neither" with ``allow_zero``).
         """
         task, pos = self._position(task, index)
         totals = self._totals
@@ -244,17 +273,21 @@ class LabelOracle:
         return (self._labels, self._offsets, self._asked, self.queries_per_task, self._totals)
 
 
-def as_oracle(y, n_tasks=None, n_rows=None):
+def as_oracle(y, n_tasks=None, n_rows=None, classes=None):
     """The oracle itself, or a :class:`LabelOracle` over per-task label arrays.
 
     Parameters
     ----------
-    y : LabelOracle or list of array-like of labels in {-1, +1}
+    y : LabelOracle or list of array-like of labels
     n_tasks : int, optional
         The number of tasks the oracle must know.
     n_rows : sequence of int, optional
-        The number of examples of each task: the oracle must hold a label for each, so that
-        a short label array is an error before the first round rather than midway.
+        The number of examples of each task in a pass (``fit``): the labels, or the oracle,
+        must hold exactly one label for each, so that a wrong length is an error before the
+        first round rather than midway or unseen.
+    classes : pair or list of pairs, optional
+        For label arrays: the classes of :class:`LabelOracle`. For an oracle: the classes
+        its tasks must have (a learner's ``classes_``).
 
     Returns
     -------
@@ -267,9 +300,20 @@ def as_oracle(y, n_tasks=None, n_rows=None):
     >>> as_oracle([[1, -1], [1]], n_rows=[2, 3])
     Traceback (most recent call last):
     ...
-    ValueError: the oracle holds 1 label for task 1, which has 3 examples
+    ValueError: ys[1] has 1 label but its task has 3 inputs; need one label per input
     """
-    oracle = y if isinstance(y, LabelOracle) else LabelOracle(y)
+    if not isinstance(y, LabelOracle):
+        if n_rows is not None and hasattr(y, "__len__") and not isinstance(y, (str, bytes, np.ndarray)):
+            if n_tasks is not None and len(y) != n_tasks:
+                raise ValueError(f"the labels cover {len(y)} tasks but the stream has {n_tasks}")
+            for j, (labels, n) in enumerate(zip(y, n_rows)):
+                refuse_iterator(labels, f"ys[{j}]")
+                held = np.shape(labels)[0] if np.ndim(labels) else 0
+                if held != n:
+                    raise ValueError(f"ys[{j}] has {held} label{'s' if held != 1 else ''} but its task has {n} "
+                                     "inputs; need one label per input")
+        return LabelOracle(y, classes=classes)
+    oracle = y
     if n_rows is not None and isinstance(oracle, CallableOracle):
         raise TypeError("a CallableOracle answers one question at a time: play the stream round by round "
                         "with learn_one(x, oracle=...), not fit")
@@ -278,9 +322,16 @@ def as_oracle(y, n_tasks=None, n_rows=None):
     if n_rows is not None:
         held = np.diff(oracle._offsets)
         for j, (h, n) in enumerate(zip(held, n_rows)):
-            if h < n:
+            if h != n:
+                # a pass asks example t's label as index t: an oracle of another length is
+                # another stream's (a longer one never shows its extra labels)
                 raise ValueError(f"the oracle holds {h} label{'s' if h != 1 else ''} for task {j}, "
-                                 f"which has {n} examples")
+                                 f"which has {n} examples; give the oracle of this stream's labels")
+    if classes is not None:
+        for j, (theirs, ours) in enumerate(zip(oracle.classes, classes)):
+            if not same_classes(theirs, ours):
+                raise ValueError(f"the oracle's classes for task {j}, {theirs.tolist()!r}, are not the learner's, "
+                                 f"{ours.tolist()!r}: label the stream as the learner was first taught")
     return oracle
 
 
@@ -305,10 +356,20 @@ def one_vs_one_pairs(n_classes):
 
 def _class_indices(labels, n_classes):
     """Labels as a 1-D integer array, and the number of classes (default: the largest + 1)."""
+    refuse_iterator(labels, "labels")
     labels = np.asarray(labels)
     if labels.ndim != 1 or labels.dtype.kind not in "iu":
         raise ValueError("labels must be a 1-D array of class indices")
-    return labels, int(labels.max()) + 1 if n_classes is None else int(n_classes)
+    if labels.size == 0:
+        raise ValueError("labels is empty; need at least one class index")
+    if n_classes is None:
+        n_classes = int(labels.max()) + 1
+    elif isinstance(n_classes, (bool, np.bool_)) or not isinstance(n_classes, numbers.Integral) or n_classes < 2:
+        raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
+    if labels.min() < 0 or labels.max() >= n_classes:
+        raise ValueError(f"labels must be class indices in 0 .. {int(n_classes) - 1}; found "
+                         f"{int(labels.min()) if labels.min() < 0 else int(labels.max())}")
+    return labels, int(n_classes)
 
 
 def one_vs_rest_oracle(labels, n_classes=None, budget=None):
@@ -378,7 +439,7 @@ class Query:
     x : ndarray of shape (n_features,) or sparse matrix of shape (1, n_features)
         That task's input of the round (a copy).
     prediction : int, label or None
-        The learner's prediction before this round's update: the task's label in {-1, +1},
+        The learner's prediction before this round's update: one of the task's two classes,
         or the class for the multiclass learners; None before the learner's first round.
     margin : float or None
         The margin of the asked task (its confidence); None before the first round.
@@ -409,10 +470,11 @@ class CallableOracle(LabelOracle):
     Parameters
     ----------
     answer : callable
-        ``answer(query) -> label``: -1 or +1 (also 0 with ``allow_zero``), or None to skip
-        the question. A skipped question drops the round: the learner is left as it was
-        before ``learn_one``, and the skip costs no budget. If ``answer`` raises, the
-        learner is also left as it was, so the round can be played again later.
+        ``answer(query) -> label``: one of the task's two ``classes`` (-1 or +1 by default;
+        also 0 with ``allow_zero``), or None to skip the question. A skipped question drops
+        the round: the learner is left as it was before ``learn_one``, and the skip costs no
+        budget. If ``answer`` raises, the learner is also left as it was, so the round can be
+        played again later.
     n_tasks : int, default=1
         The tasks (or, for a one-vs-rest bandit learner, classes) it answers about.
     budget : int or None, default=None
@@ -420,10 +482,14 @@ class CallableOracle(LabelOracle):
         learner's next question raises :class:`BudgetExhausted` (the active learners stop
         learning instead, as they do with any spent oracle).
     allow_zero : bool, default=False
-        Also accept the answer 0 ("neither").
+        Answers in {-1, 0, +1}, 0 meaning "neither" (``classes`` is then (-1, +1)).
+    classes : pair or list of pairs, optional
+        ``(negative, positive)`` for every task, or one such pair per task: the answers
+        the callable gives, as :class:`LabelOracle` takes them. Default (-1, +1).
 
     Attributes
     ----------
+    classes : list of ndarray of shape (2,)
     record : list of dict
         One entry per question put to ``answer``, in order: ``index``, ``task``,
         ``prediction``, ``margin``, ``answer`` (None for a skip), ``time`` (``time.time()``
@@ -450,12 +516,12 @@ class CallableOracle(LabelOracle):
     ['answer', 'index', 'margin', 'prediction', 'seconds', 'task', 'time']
     """
 
-    def __init__(self, answer, n_tasks=1, budget=None, allow_zero=False):
+    def __init__(self, answer, n_tasks=1, budget=None, allow_zero=False, classes=None):
         if not callable(answer):
             raise TypeError(f"answer must be a callable answer(query) -> label, got {type(answer).__name__}")
         if isinstance(n_tasks, (bool, np.bool_)) or not isinstance(n_tasks, numbers.Integral) or n_tasks < 1:
             raise ValueError(f"n_tasks must be a positive integer, got {n_tasks!r}")
-        super().__init__([[] for _ in range(int(n_tasks))], budget=budget, allow_zero=allow_zero)
+        super().__init__([[] for _ in range(int(n_tasks))], budget=budget, allow_zero=allow_zero, classes=classes)
         self.answer = answer
         self.allow_zero = bool(allow_zero)
         self.record = []
@@ -525,11 +591,8 @@ class CallableOracle(LabelOracle):
         started = time.perf_counter()
         label = self.answer(query)
         seconds = time.perf_counter() - started
-        allowed = (-1, 0, 1) if self.allow_zero else (-1, 1)
         if label is not None:
-            if isinstance(label, (bool, np.bool_)) or not isinstance(label, numbers.Real) or label not in allowed:
-                raise ValueError(f"the annotator's answer must be one of {allowed} or None (skip); got {label!r}")
-            label = int(label)
+            label = self._code(label, query.task)
         self.record.append({"index": query.index, "task": query.task, "prediction": query.prediction,
                             "margin": query.margin, "answer": label, "time": time.time(), "seconds": seconds})
         if label is None:
@@ -539,6 +602,20 @@ class CallableOracle(LabelOracle):
         self._round.add((query.task, query.index))
         self._answered.add((query.task, query.index))
         return label
+
+    def _code(self, answer, task):
+        """The code of an answer: -1 or +1 for the task's two classes (0 for "neither")."""
+        allowed = (-1, 0, 1) if self.allow_zero else tuple(self.classes[task].tolist())
+        if np.ndim(answer) == 0:
+            if self.allow_zero:
+                if isinstance(answer, numbers.Real) and not isinstance(answer, (bool, np.bool_)) and answer in allowed:
+                    return int(answer)
+            else:
+                try:
+                    return int(encode_labels(label_array([answer], "answer"), self.classes[task], "answer")[0])
+                except (TypeError, ValueError):
+                    pass
+        raise ValueError(f"the annotator's answer must be one of {allowed} or None (skip); got {answer!r}")
 
     def _preset(self, task, index, label):
         """Hold an answer already given (and recorded) for the coming ``learn_one`` call only."""

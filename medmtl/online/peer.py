@@ -40,8 +40,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from medmtl._validation import check_scalar_positive
-from medmtl.online.active import (ActiveLearner, buy_label, check_committee_params, committee_margin, log_prediction,
+from numbers import Real
+
+from medmtl.online._checks import LARGE, Capped
+from medmtl.online.active import (COMMITTEE_PARAMETERS, ActiveLearner, buy_label, committee_margin, log_prediction,
                                   perceptron_step, reweight, selective_probability, share_example)
 from medmtl.online.rows import row_dot, row_dots
 
@@ -144,6 +146,8 @@ class PEER(ActiveLearner):
     weights_ : ndarray of shape (n_tasks, n_features)
     committee_weights_ : ndarray of shape (n_tasks, n_tasks)
         The peer weights ``tau`` (zero diagonal, rows sum to one when K > 1).
+    classes_, feature_names_in_
+        As for :class:`~medmtl.online.amlc.AMLC`.
     n_queries_ : int
         Labels bought from the oracle.
     n_peer_labels_ : int
@@ -173,14 +177,12 @@ class PEER(ActiveLearner):
 
     _n_uniforms = 2
 
+    _parameter_constraints = {**ActiveLearner._parameter_constraints, **COMMITTEE_PARAMETERS,
+                              "peer_b": [Capped(Real, 0, LARGE, closed="right")]}
+
     def __init__(self, b=1.0, peer_b=1.0, C=1.0, share=False, share_on="disagreement", budget=None,
                  random_state=None):
         self._init_params(locals())
-
-    def _check_params(self):
-        check_committee_params(self)
-        super()._check_params()
-        self._peer_b = check_scalar_positive(self.peer_b, "peer_b")
 
     def _start_state(self):
         K = self.n_tasks_
@@ -188,7 +190,8 @@ class PEER(ActiveLearner):
         self._peer_labels = np.zeros(K, dtype=np.int64)
 
     def _play(self, rows, rounds, port, left, log):
-        peers = Peers(self._tau, self._b, self._peer_b, self._C, bool(self.share), self.share_on == "mistake",
+        s = self._settings
+        peers = Peers(self._tau, s["b"], s["peer_b"], s["C"], bool(s["share"]), s["share_on"] == "mistake",
                       self._peer_labels)
         return peer_rounds(peers, rows, rounds, self._W, port, left, log)
 

@@ -13,75 +13,108 @@ only that task is updated with the (aggressive) perceptron rule: on a mistake
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 
-from medmtl._validation import check_scalar_nonnegative
+from medmtl._validation import Checked, Interval, InvalidParameterError, Options
+from medmtl.online._checks import (INFINITY, LARGE, RANDOM_STATE, Capped, check_row_scale, label_array,
+                                   read_feature_names)
 from medmtl.online.base import MultiTaskLearner
 from medmtl.online.oracle import LabelOracle, as_oracle, oracle_query, raise_query_status
 from medmtl.online.rows import add_row, as_rows, row_dot
 from medmtl.online.shampo_rounds import ZERO_FEEDBACK, UpdateRule, draw_rule, play_rounds
-from medmtl.online.streams import MultiTaskStream, scale_to_unit_ball
+from medmtl.online.streams import MultiTaskStream, _check_task_list, scale_to_unit_ball
 
 __all__ = ["SHAMPO", "perceptron_mistake_prior", "STRATEGIES"]
 
 STRATEGIES = ("shampo", "uniform", "exploit")
 
 
-def check_rule_params(learner):
-    """Check the parameters SHAMPO and its reductions share; return the (b, lambda) used.
+def prior_weights(prior):
+    """A prior a of Eq. (1) given as an array: a new 1-D float array of weights in {0} or [1e-100, 1e100].
+
+    Eq. (1) divides by a_j, so a positive weight below ``1 / LARGE`` would make the draw's
+    keys overflow.
+    """
+    if isinstance(prior, str):
+        raise ValueError(f"prior must be array-like (one weight per task) or None, got {prior!r}")
+    try:
+        a = np.array(prior, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"prior must be array-like of numbers or None ({err})") from None
+    if a.ndim != 1:
+        raise ValueError(f"prior must be 1-D, one weight per task; got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError("prior contains NaN or infinite values")
+    if np.any(a < 0):
+        raise ValueError(f"prior must be non-negative, got {a[a < 0][:5]}")
+    absurd = (a > 0) & ((a < 1 / LARGE) | (a > LARGE))
+    if np.any(absurd):
+        raise ValueError(f"prior's positive weights must lie within [{1 / LARGE:g}, {LARGE:g}]; got {a[absurd][:5]}")
+    return a
+
+
+def _prior_or_mistakes(prior):
+    if isinstance(prior, str) and prior != "mistakes":
+        raise ValueError(f"prior must be array-like, None or 'mistakes', got {prior!r}")
+    return prior if isinstance(prior, str) else prior_weights(prior)
+
+
+# The parameters of SHAMPO's rule, shared by SHAMPO and its bandit reductions.
+RULE_PARAMETERS = {
+    "b": [Capped(Real, 0, LARGE, closed="both"), INFINITY],
+    "aggressive": [bool],
+    "lam": [Interval(Real, 0, None, closed="left"), INFINITY, None],
+    "prior": [None, Checked(prior_weights)],
+    "strategy": [Options(*STRATEGIES)],
+    "scale": [Options("row", "max", None)],
+    "random_state": RANDOM_STATE,
+}
+
+
+def _float_dtype(dtype):
+    try:
+        parsed = None if dtype is None else np.dtype(dtype)
+    except TypeError:
+        parsed = None
+    if parsed not in (np.float64, np.float32):
+        raise ValueError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
+    return parsed
+
+
+def rule_values(settings):
+    """The (b, lambda) SHAMPO's rule uses, from the checked parameters.
 
     The baselines are SHAMPO's limits: ``"uniform"`` is b -> inf, ``"exploit"`` b -> 0;
     lambda is 0 unless ``aggressive``, and b / 2 when ``lam`` is None.
     """
-    if learner.strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {learner.strategy!r}")
-    if learner.scale not in ("row", "max", None):
-        raise ValueError(f"scale must be 'row', 'max' or None, got {learner.scale!r}")
-    b = check_scalar_nonnegative(learner.b, "b", allow_inf=True)
-    b = {"uniform": np.inf, "exploit": 0.0}.get(learner.strategy, b)
-    if not learner.aggressive:
+    b = {"uniform": np.inf, "exploit": 0.0}.get(settings["strategy"], settings["b"])
+    if not settings["aggressive"]:
         return b, 0.0
-    if learner.lam is None:
+    if settings["lam"] is None:
         return b, b / 2.0
-    return b, check_scalar_nonnegative(learner.lam, "lam", allow_inf=True)
+    return b, settings["lam"]
 
 
 def check_prior(prior, n_tasks, n_queries):
-    """The prior a of Eq. (1) as a new float array (uniform when ``prior`` is None)."""
+    """The prior a of Eq. (1) for ``n_tasks`` tasks: a copy of the checked weights (uniform for None)."""
     if prior is None:
         return np.ones(n_tasks)
     a = np.array(prior, dtype=np.float64, copy=True)
     if a.shape != (n_tasks,):
         raise ValueError(f"prior must have one entry per task ({n_tasks}), got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError("prior contains NaN or infinite values")
-    if np.any(a < 0):
-        raise ValueError(f"prior must be non-negative, got {a[a < 0][:5]}")
     if np.count_nonzero(a) < n_queries:
         raise ValueError(f"prior gives {np.count_nonzero(a)} task(s) a positive weight; "
                          f"need at least n_queries={n_queries}")
     return a
 
 
-def _check_positive_int(value, name, high=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1 or \
-            (high is not None and value > high):
-        limit = f"an integer in [1, {high}]" if high is not None else "a positive integer"
-        raise ValueError(f"{name} must be {limit}, got {value!r}")
-    return int(value)
-
-
-def round_stream(xs, n_tasks, scale):
-    """A one-round stream of the K inputs ``xs`` of a :meth:`learn_one` round."""
+def round_stream(rows, scale):
+    """A one-round stream of the K checked input rows of a :meth:`learn_one` round."""
     if scale == "max":
         raise ValueError("scale='max' needs the whole stream; use fit, or scale='row'")
-    if sp.issparse(xs) or len(xs) != n_tasks:
-        raise ValueError(f"a round needs one input per task ({n_tasks}), got {len(xs)}")
-    rows = [x if sp.issparse(x) else np.asarray(x, dtype=np.float64).reshape(1, -1) for x in xs]
     return MultiTaskStream(rows, scale=scale)
 
 
@@ -129,6 +162,10 @@ class SHAMPO(MultiTaskLearner):
     ----------
     coef_ : list of ndarray, coef_[j] of shape (n_features_j,)
         The weight vectors w_j.
+    classes_ : list of ndarray of shape (2,)
+        Each task's two labels (the oracle's ``classes``); a margin >= 0 predicts the second.
+    feature_names_in_ : ndarray of str
+        The column names, when every task was given as a DataFrame with the same columns.
     prior_ : ndarray of shape (n_tasks,)
     b_, lam_ : float
         The b and lambda used (after the strategy's limit).
@@ -156,46 +193,72 @@ class SHAMPO(MultiTaskLearner):
     >>> model.learn_one([Xs[0][0], Xs[1][0]], [ys[0][0], ys[1][0]])
     >>> model.predict_one([Xs[0][0], Xs[1][0]]).tolist() == [ys[0][0], ys[1][0]]
     True
+
+    Any two labels per task, as in scikit-learn (the second in sorted order is the positive
+    class); predictions come back in them:
+
+    >>> words = [np.where(y > 0, "yes", "no") for y in ys]
+    >>> named = SHAMPO(b=0.1, random_state=0).fit(Xs, words)
+    >>> named.classes_[1].tolist(), named.predict([X[:3] for X in Xs])[1].tolist()
+    (['no', 'yes'], ['no', 'yes', 'yes'])
     """
+
+    _sees_every_task = True
+    _parameter_constraints = {
+        **RULE_PARAMETERS,
+        "prior": [None, Checked(_prior_or_mistakes)],
+        "n_queries": [Interval(Integral, 1, None)],
+        "prior_rounds": [Interval(Integral, 1, None)],
+        "block_size": [Interval(Integral, 1, None)],
+        "dtype": [Checked(_float_dtype)],
+    }
 
     def __init__(self, b=1.0, aggressive=True, lam=None, prior=None, strategy="shampo", n_queries=1,
                  prior_rounds=1000, scale="row", block_size=4096, dtype="float64", random_state=None):
         self._init_params(locals())
 
     # ------------------------------------------------------------------------------ setup
-    def _check_params(self, n_tasks):
-        self.b_, self.lam_ = check_rule_params(self)
-        _check_positive_int(self.n_queries, "n_queries", high=n_tasks)
-        self._check_storage_params()
-
-    def _check_storage_params(self):
-        _check_positive_int(self.block_size, "block_size")
-
     def _make_stream(self, X):
+        """The training stream of ``fit``; reads the inputs' feature names."""
         if isinstance(X, MultiTaskStream):
             if X.order is not None:
                 raise ValueError(f"{type(self).__name__} needs every task on every round; this stream "
                                  "shows one example per round")
+            self.__dict__.pop("feature_names_in_", None)
             return X
-        if self.dtype not in ("float64", "float32", np.float64, np.float32):
-            raise ValueError(f"dtype must be 'float64' or 'float32', got {self.dtype!r}")
-        return MultiTaskStream(X, scale=self.scale, dtype=self.dtype)
+        _check_task_list(X)
+        read_feature_names(self, X, [f"Xs[{j}]" for j in range(len(X))])
+        stream = self._stream_of(X, self._settings["scale"])
+        if self._settings["scale"] is None:
+            for j, Xj in enumerate(stream.Xs):
+                check_row_scale(Xj, f"Xs[{j}]", f"{type(self).__name__} with scale=None")
+        return stream
+
+    def _stream_of(self, X, scale):
+        return MultiTaskStream(X, scale=scale, dtype=self._settings["dtype"])
 
     def _setup(self, stream, oracle):
-        self._check_params(stream.n_tasks)
-        if isinstance(self.prior, str):
-            if self.prior != "mistakes":
-                raise ValueError(f"prior must be array-like, None or 'mistakes', got {self.prior!r}")
-            self.prior_ = perceptron_mistake_prior(stream, oracle, n_rounds=self.prior_rounds)
+        settings = self._settings
+        if settings["n_queries"] > stream.n_tasks:
+            raise InvalidParameterError(f"{type(self).__name__}: n_queries must be at most the number of tasks "
+                                        f"({stream.n_tasks}); got {settings['n_queries']}")
+        self.b_, self.lam_ = rule_values(settings)
+        self._start_storage()
+        if isinstance(settings["prior"], str):
+            self.prior_ = perceptron_mistake_prior(stream, oracle, n_rounds=settings["prior_rounds"])
         else:
-            self.prior_ = check_prior(self.prior, stream.n_tasks, self.n_queries)
-        self._rng = np.random.default_rng(self.random_state)
+            self.prior_ = check_prior(settings["prior"], stream.n_tasks, settings["n_queries"])
+        self.classes_ = [c.copy() for c in oracle.classes]
+        self._rng = np.random.default_rng(settings["random_state"])
         self._start_weights(stream)
         self.n_tasks_ = stream.n_tasks
         self.n_features_ = list(stream.n_features)
         self.n_rounds_ = 0
         self.queries_per_task_ = np.zeros(stream.n_tasks, dtype=np.int64)
         self.updates_per_task_ = np.zeros(stream.n_tasks, dtype=np.int64)
+
+    def _start_storage(self):
+        """Set up what the learner's storage needs from its parameters (nothing for SHAMPO)."""
 
     def _start_weights(self, stream):
         self._W = stream.new_weights()
@@ -208,9 +271,10 @@ class SHAMPO(MultiTaskLearner):
     # --------------------------------------------------------------------------- training
     def _pass(self, stream, oracle, index0, record):
         margins = queried = None
+        n_queries = self._settings["n_queries"]
         if record:
             margins = np.empty((stream.n_rounds, stream.n_tasks))
-            queried = np.empty((stream.n_rounds, self.n_queries), dtype=np.int64)
+            queried = np.empty((stream.n_rounds, n_queries), dtype=np.int64)
         before = oracle.queries_per_task.copy()
         compact, columns = stream.compacted()
         if compact is stream:
@@ -219,9 +283,9 @@ class SHAMPO(MultiTaskLearner):
             W = compact.new_weights()
             for j, cols in enumerate(columns):
                 W[j][...] = self._W[j] if cols is None else self._W[j][cols]
-        upd = play_rounds(compact, W, oracle, self._rng, draw_rule(self.prior_, self.b_, self.n_queries),
+        upd = play_rounds(compact, W, oracle, self._rng, draw_rule(self.prior_, self.b_, n_queries),
                           UpdateRule(self.lam_, ZERO_FEEDBACK["error"], 0.0), index0=index0,
-                          block_size=self.block_size, margins_out=margins, queried_out=queried)
+                          block_size=self._settings["block_size"], margins_out=margins, queried_out=queried)
         if compact is not stream:
             for j, cols in enumerate(columns):
                 if cols is None:
@@ -242,13 +306,15 @@ class SHAMPO(MultiTaskLearner):
         X : list of array-like or sparse matrix, X[j] of shape (n_rounds, n_features_j), or MultiTaskStream
             Row t of every task is that task's input on round t.
         y : LabelOracle or list of array-like of shape (n_rounds,)
-            The annotator, or each task's labels in {-1, +1} (put into a ``LabelOracle``).
-            Round t asks for index t.
+            The annotator, or each task's labels (put into a ``LabelOracle``): any two labels
+            per task, the second in sorted order the positive class (``classes_``). Round t
+            asks for index t.
 
         Returns
         -------
         self
         """
+        self._check_hyper_parameters()
         stream = self._make_stream(X)
         oracle = as_oracle(y, stream.n_tasks, [stream.n_rounds] * stream.n_tasks)
         self._setup(stream, oracle)
@@ -256,30 +322,31 @@ class SHAMPO(MultiTaskLearner):
         return self
 
     def _oracle_for(self, x, y, task):
-        self._check_every_task(task)
-        return LabelOracle([[label] for label in np.ravel(y)])
-
-    def _check_every_task(self, task):
-        if task is not None:
-            raise ValueError(f"{type(self).__name__} shows every task an input on every round: x holds "
-                             "the K inputs and task must be None")
+        labels = label_array(y, "y", n_samples=len(x))
+        classes = self.classes_ if self.__sklearn_is_fitted__() else None
+        return LabelOracle([[label] for label in labels.tolist()], classes=classes)
 
     def _learn_round(self, x, task, oracle, index):
-        self._check_every_task(task)
         if not self.__sklearn_is_fitted__():
-            stream = round_stream(x, len(x), self.scale)
+            self._check_hyper_parameters()
+            stream = self._round_stream(x)
             self._setup(stream, as_oracle(oracle, stream.n_tasks))
         else:
-            stream = round_stream(x, self.n_tasks_, self.scale)
-            as_oracle(oracle, self.n_tasks_)
-            if stream.n_features != self.n_features_:
-                raise ValueError(f"input dimensions {stream.n_features} differ from {self.n_features_}")
+            stream = self._round_stream(x)
+            as_oracle(oracle, self.n_tasks_, classes=self.classes_)
         self._pass(stream, oracle, self.n_rounds_ if index is None else int(index), record=False)
+
+    def _round_stream(self, rows):
+        scale = self._settings["scale"]
+        if scale is None:
+            for j, row in enumerate(rows):
+                check_row_scale(row, f"x[{j}]", f"{type(self).__name__} with scale=None")
+        return round_stream(rows, scale)
 
     # ------------------------------------------------------------------------- prediction
     def _task_margins(self, X, task):
         # Scaling by a positive number changes no sign, hence no prediction.
-        X = scale_to_unit_ball(X, method=self.scale or "row")
+        X = scale_to_unit_ball(X, method=self._settings["scale"] or "row")
         return X @ self._W[task]
 
 
@@ -328,7 +395,7 @@ def perceptron_mistake_prior(X, oracle, n_rounds=1000, index0=0):
     stream = X if isinstance(X, MultiTaskStream) else MultiTaskStream(X)
     if stream.order is not None:
         raise ValueError("the mistake prior needs a stream with every task on every round")
-    if not isinstance(n_rounds, numbers.Integral) or n_rounds < 1:
+    if isinstance(n_rounds, bool) or not isinstance(n_rounds, Integral) or n_rounds < 1:
         raise ValueError(f"n_rounds must be a positive integer, got {n_rounds!r}")
     n = min(int(n_rounds), stream.n_rounds)
     mistakes = np.zeros(stream.n_tasks)

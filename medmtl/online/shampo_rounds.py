@@ -166,8 +166,20 @@ def draw_tasks(margins, exponentials, rule):
     >>> draw_tasks([[0.3, -0.1]], [[1.0, 1.0]], draw_rule(np.ones(2), b=0.0)).tolist()
     [[1]]
     """
-    return _draw_rows(np.ascontiguousarray(margins, dtype=np.float64),
-                      np.ascontiguousarray(exponentials, dtype=np.float64), rule)
+    P = np.ascontiguousarray(margins, dtype=np.float64)
+    E = np.ascontiguousarray(exponentials, dtype=np.float64)
+    _check_rule_shape(rule, P.shape[1] if P.ndim == 2 else -1)
+    if P.ndim != 2 or E.shape != P.shape:
+        raise ValueError(f"margins and exponentials must be 2-D arrays of one shape (n_rounds, n_tasks); got "
+                         f"{P.shape} and {E.shape}")
+    return _draw_rows(P, E, rule)
+
+
+def _check_rule_shape(rule, n_tasks):
+    """The compiled draw reads ``rule`` for ``n_tasks`` tasks: its arrays must be that long."""
+    if rule.inv_a.shape != (n_tasks,) or rule.positive.shape != (n_tasks,) or not 1 <= rule.n_queries <= n_tasks:
+        raise ValueError(f"the draw rule is for {rule.inv_a.shape[0]} tasks and {rule.n_queries} queries; the "
+                         f"margins have {n_tasks} tasks")
 
 
 class UpdateRule(NamedTuple):
@@ -340,6 +352,13 @@ def play_rounds(stream, W, oracle, rng, draw, update, *, index0=0, block_size=40
     """
     K, n = stream.n_tasks, stream.n_rounds
     layout = stream.task_rows()
+    _check_rule_shape(draw, K)
+    if len(W) != K or any(np.shape(W[j]) != (stream.n_features[j],) for j in range(K)):
+        raise ValueError(f"W must hold one weight vector per task, of the task's width {stream.n_features}; got "
+                         f"{[np.shape(w) for w in W][:6]}")
+    for out, shape in ((margins_out, (n, K)), (queried_out, (n, draw.n_queries))):
+        if out is not None and np.shape(out) != shape:
+            raise ValueError(f"an output array has shape {np.shape(out)}; need {shape}")
     weights, write_back = _weight_buffer(stream, layout, W)
     port = oracle.port()
     n_updates = np.zeros(K, dtype=np.int64)
@@ -359,7 +378,7 @@ def play_rounds(stream, W, oracle, rng, draw, update, *, index0=0, block_size=40
                                          port, log)
             if status == _ZERO_LABEL:
                 raise ValueError(f"the annotator returned label 0 for task {j}, round {start + r}; "
-                                 "binary tasks need labels in {-1, +1}")
+                                 "a binary task's answer is one of its two classes")
             if status:
                 raise_query_status(status, j, index0 + start + r, oracle)
     finally:

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from medmtl._validation import check_matrix
+from medmtl.online._checks import input_matrix, refuse_iterator
 from medmtl.online.rows import CsrRows, DenseRows
 
 __all__ = ["MultiTaskStream", "TaskRows", "row_norms", "scale_to_unit_ball"]
@@ -42,7 +42,7 @@ def _canonical(X):
 
 
 def row_norms(X):
-    """Euclidean norm of every row of a dense or sparse matrix.
+    """Euclidean norm of every row of a dense or sparse matrix, over the whole float range.
 
     Parameters
     ----------
@@ -51,28 +51,33 @@ def row_norms(X):
     Returns
     -------
     norms : ndarray of shape (n_rows,)
+        ``inf`` only where the norm itself exceeds the largest float.
 
     Examples
     --------
     >>> row_norms(np.array([[3.0, 4.0], [0.0, 0.0]]))
     array([5., 0.])
+    >>> row_norms(np.array([[3e-310, 4e-310]]))
+    array([5.e-310])
     """
+    if sp.issparse(X):
+        X = _canonical(sp.csr_matrix(X))
+    else:
+        X = np.asarray(X)
+    extreme = _extreme_rows(X)
     with np.errstate(over="ignore", under="ignore"):
         if sp.issparse(X):
-            X = _canonical(sp.csr_matrix(X))
             owner = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
             norms = np.sqrt(np.bincount(owner, weights=X.data ** 2, minlength=X.shape[0]))
         else:
-            X = np.asarray(X)
             norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    extreme = np.flatnonzero(_extreme_rows(X))
-    if extreme.size:
-        # squares of entries above ~1e154 overflow and below ~1e-154 underflow: those rows
-        # are divided by their largest |entry| first, which leaves a norm in [1, sqrt(d)]
-        rows = X[extreme]
-        peaks = _row_peaks(rows)
-        scaled = (sp.diags(1.0 / peaks) @ rows).tocsr() if sp.issparse(rows) else rows / peaks[:, None]
-        norms[extreme] = peaks * row_norms(scaled)
+    if np.any(extreme):
+        # squares of entries above ~1e154 overflow and below ~1e-154 underflow: such a row is
+        # scaled by the power of two that brings its largest |entry| into [0.5, 1), exactly,
+        # and its norm scaled back
+        rows = X[np.flatnonzero(extreme)]
+        exponents = np.frexp(_row_peaks(rows))[1]
+        norms[extreme] = np.ldexp(row_norms(_times_power_of_two(rows, -exponents)), exponents.astype(np.int32))
     return norms
 
 
@@ -82,9 +87,13 @@ _TINY, _HUGE = 1e-150, 1e150
 def _row_peaks(X):
     """The largest |entry| of every row (0 for an empty row)."""
     if sp.issparse(X):
-        if X.shape[0] == 0 or X.shape[1] == 0:
-            return np.zeros(X.shape[0])
-        return np.asarray(abs(sp.csr_matrix(X)).max(axis=1).todense(), dtype=float).ravel()
+        X = sp.csr_matrix(X)
+        peaks = np.zeros(X.shape[0])
+        filled = np.diff(X.indptr) > 0
+        if np.any(filled):
+            # each filled row's entries run up to the next filled row's first entry
+            peaks[filled] = np.maximum.reduceat(np.abs(X.data), X.indptr[:-1][filled])
+        return peaks
     return np.abs(np.asarray(X)).max(axis=1, initial=0.0).astype(float)
 
 
@@ -92,6 +101,20 @@ def _extreme_rows(X):
     """Rows whose squared entries would overflow or underflow."""
     peaks = _row_peaks(X)
     return (peaks > _HUGE) | ((peaks > 0) & (peaks < _TINY))
+
+
+def _times_power_of_two(X, exponents):
+    """``X`` with row ``i`` multiplied by ``2 ** exponents[i]``: a new matrix, exact where it fits.
+
+    ``ldexp`` scales each entry itself, so a factor such as ``2 ** 1029`` (beyond the float
+    range, as the reciprocal of a subnormal peak is) never has to exist as a number.
+    """
+    exponents = np.asarray(exponents).astype(np.int32)
+    if sp.issparse(X):
+        Y = sp.csr_matrix(X, copy=True)
+        Y.data = np.ldexp(Y.data, np.repeat(exponents, np.diff(Y.indptr)))
+        return Y
+    return np.ldexp(X, exponents[:, None])
 
 
 def scale_to_unit_ball(X, method="row"):
@@ -122,24 +145,64 @@ def scale_to_unit_ball(X, method="row"):
     """
     if method not in ("row", "max"):
         raise ValueError(f"method must be 'row' or 'max', got {method!r}")
-    X = check_matrix(X)
+    X = input_matrix(X)
     if sp.issparse(X):
         X = _canonical(X)
-    if np.any(_extreme_rows(X)):
-        # bring every row's largest |entry| into a safe range first (a power of two, so the
-        # direction is unchanged), then scale as usual
-        exponents = np.frexp(np.where(_row_peaks(X) > 0, _row_peaks(X), 1.0))[1].astype(float)
-        if method == "max":
-            exponents[:] = exponents.max()
-        shrink = np.ldexp(1.0, -exponents.astype(int))
-        X = (sp.diags(shrink) @ X).tocsr() if sp.issparse(X) else X * shrink[:, None]
-    norms = row_norms(X)
     if method == "max":
-        top = norms.max()
-        factors = np.full_like(norms, 1.0 / top if top > 0 else 1.0)
-    else:
-        # Zero rows stay zero rather than becoming NaN.
-        factors = np.divide(1.0, norms, out=np.ones_like(norms), where=norms > 0)
+        return apply_max_scaling(X, max_scaling(X))
+    extreme = _extreme_rows(X)
+    if np.any(extreme):
+        # bring the largest |entry| of each extreme row into [0.5, 1) by a power of two (so its
+        # direction is unchanged, exactly), then scale as usual
+        exponents = np.frexp(_row_peaks(X))[1]
+        exponents[~extreme] = 0
+        X = _times_power_of_two(X, -exponents)
+    # Zero rows stay zero rather than becoming NaN.
+    norms = row_norms(X)
+    return _times_rows(X, np.divide(1.0, norms, out=np.ones_like(norms), where=norms > 0))
+
+
+def max_scaling(X):
+    """How ``scale_to_unit_ball(X, "max")`` scales: ``(e, f)``, each row times ``2 ** -e`` then ``f``.
+
+    ``f`` is the reciprocal of the largest row norm; when squares of the entries would
+    overflow or underflow, the power of two ``2 ** -e`` first brings the largest |entry| into
+    [0.5, 1) (exactly), so that the norms and ``f`` are representable.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_rows, n_features), checked
+
+    Returns
+    -------
+    (int, float)
+    """
+    exponent = 0
+    if np.any(_extreme_rows(X)):
+        peaks = _row_peaks(X)
+        exponent = int(np.frexp(peaks[peaks > 0])[1].max())
+        X = _times_power_of_two(X, np.full(X.shape[0], -exponent))
+    top = row_norms(X).max(initial=0.0)
+    return exponent, 1.0 / top if top > 0 else 1.0
+
+
+def apply_max_scaling(X, scaling):
+    """``X`` scaled as :func:`max_scaling` says (a new matrix); the rows of ``X`` keep their relative norms.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_rows, n_features), checked
+    scaling : (int, float)
+        From :func:`max_scaling` (of these inputs, or of the training inputs they must match).
+    """
+    exponent, factor = scaling
+    if exponent:
+        X = _times_power_of_two(X, np.full(X.shape[0], -exponent))
+    return _times_rows(X, np.full(X.shape[0], factor))
+
+
+def _times_rows(X, factors):
+    """``X`` with row ``i`` multiplied by ``factors[i]``: a new array, or canonical CSR matrix."""
     if sp.issparse(X):
         X = X.copy()
         X.sum_duplicates()  # rank-one updates index by column: one entry per column
@@ -169,6 +232,7 @@ class TaskRows(NamedTuple):
 
 
 def _check_task_list(Xs):
+    refuse_iterator(Xs, "Xs")
     if isinstance(Xs, np.ndarray) or sp.issparse(Xs) or not hasattr(Xs, "__len__") or len(Xs) == 0:
         raise TypeError("Xs must be a non-empty list of per-task input matrices")
 
@@ -234,7 +298,7 @@ class MultiTaskStream:
             raise ValueError(f"scale must be 'row', 'max' or None, got {scale!r}")
         checked = []
         for j, X in enumerate(Xs):
-            X = check_matrix(X, name=f"Xs[{j}]")
+            X = input_matrix(X, name=f"Xs[{j}]")
             if scale is not None:
                 X = scale_to_unit_ball(X, method=scale)
             else:
@@ -333,6 +397,7 @@ class MultiTaskStream:
         """
         if align not in ("cycle", "truncate"):
             raise ValueError(f"align must be 'cycle' or 'truncate', got {align!r}")
+        _check_task_list(Xs)
         rng = np.random.default_rng(random_state)
         sizes = [np.shape(X)[0] for X in Xs]
         if n_rounds is None:
@@ -377,7 +442,7 @@ class MultiTaskStream:
         [(1, 1, array([2., 2.]))]
         """
         _check_task_list(Xs)
-        mats = [check_matrix(X, name=f"Xs[{k}]") for k, X in enumerate(Xs)]
+        mats = [input_matrix(X, name=f"Xs[{k}]") for k, X in enumerate(Xs)]
         if len({sp.issparse(X) for X in mats}) != 1:
             raise TypeError("Xs mixes dense and sparse tasks; pass all dense or all scipy.sparse")
         dims = {X.shape[1] for X in mats}
@@ -454,7 +519,7 @@ class MultiTaskStream:
             else:
                 Xs, cols = [], []
                 for X in self.Xs:
-                    if not sp.issparse(X):
+                    if not sp.issparse(X) or X.nnz == 0:  # a task without entries has no column to keep
                         Xs.append(X)
                         cols.append(None)
                         continue

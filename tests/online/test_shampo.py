@@ -265,7 +265,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="ragged"):
         SHAMPO().fit([Xs[0], Xs[1][:10]], ys)
     with pytest.raises(ValueError, match=r"\{-1, \+1\}"):
-        SHAMPO().fit(Xs, [ys[0], np.where(ys[1] > 0, 1, 0)])
+        SHAMPO().fit(Xs, [ys[0], np.where(ys[1] > 0, 1, np.arange(20) % 2 - 1)])  # three labels: -1, 0, 1
     with pytest.raises(ValueError, match="tasks"):
         SHAMPO().fit(Xs, [ys[0]])
     with pytest.raises(ValueError, match="NaN"):
