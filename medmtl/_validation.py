@@ -16,10 +16,24 @@ from __future__ import annotations
 
 import numbers
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+
+def _as_float(value, name):
+    """``value`` as a float, raising if it is not a real number (booleans are not) or if it
+    is an integer too large for a float."""
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be a finite real number; got an integer of {len(str(abs(value)))} digits, "
+                         "too large for a float") from None
 
 
 def check_scalar_positive(value, name):
@@ -28,9 +42,7 @@ def check_scalar_positive(value, name):
     >>> check_scalar_positive(2, "C")
     2.0
     """
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    value = _as_float(value, name)
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be > 0, got {value}")
     return value
@@ -42,9 +54,7 @@ def check_scalar_nonnegative(value, name, allow_inf=False):
     >>> check_scalar_nonnegative(0, "alpha")
     0.0
     """
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    value = _as_float(value, name)
     if np.isnan(value) or value < 0 or (np.isinf(value) and not allow_inf):
         raise ValueError(f"{name} must be >= 0 and finite, got {value}")
     return value
@@ -70,14 +80,78 @@ def canonical_sparse(X):
     return X
 
 
-def check_matrix(X, name="X", accept_sparse=True, dtype=np.float64, min_rows=1):
+def check_real_values(A, name="X"):
+    """Raise unless the array ``A`` holds real numbers (booleans count as 0 and 1).
+
+    Complex numbers, dates and durations, text, and object arrays with anything but real
+    numbers in them are errors: a float conversion would drop an imaginary part, turn a
+    date into nanoseconds since 1970 or read the string ``"1.5"`` as a number, and the
+    result would look like data. A value of the wrong kind inside an object array is a
+    ``TypeError``, a whole array of the wrong kind a ``ValueError``.
+
+    Parameters
+    ----------
+    A : ndarray or scipy.sparse matrix
+    name : str
+        Named in the message.
+
+    Returns
+    -------
+    A
+        Unchanged.
+
+    Examples
+    --------
+    >>> check_real_values(np.array([[1, 2]], dtype="datetime64[s]"))
+    Traceback (most recent call last):
+    ...
+    ValueError: X holds dates or durations (dtype datetime64[s]); need real numbers: ...
+    """
+    kind = A.dtype.kind
+    if kind == "c":
+        # scikit-learn's wording first, which its estimator checks look for
+        raise ValueError(f"Complex data not supported: {name} holds complex numbers; need real ones")
+    if kind in "mM":
+        raise ValueError(f"{name} holds dates or durations (dtype {A.dtype}); need real numbers: convert them "
+                         "explicitly (for example to seconds)")
+    if kind in "USV":
+        raise ValueError(f"{name} holds text or raw bytes (dtype {A.dtype}); need real numbers")
+    if kind == "O":
+        values = A.data if sp.issparse(A) else np.asarray(A).ravel()
+        for v in values:
+            if not isinstance(v, (numbers.Real, np.bool_)):
+                raise TypeError(f"{name} holds {repr(v)[:40]} ({type(v).__name__}) where a real number is needed "
+                                "(each argument must be a real number, not a string or any object other than a "
+                                "number)")
+    return A
+
+
+def refuse_iterator(value, name):
+    """Raise if ``value`` is an iterator (a generator, ``map``, ``iter(...)``), not a container.
+
+    An iterator can be read once: a check that looks at it consumes what the fit then
+    misses, and ``len`` and indexing fail deep inside with messages about generators. So
+    it is refused at the door, with what to pass instead.
+
+    >>> refuse_iterator((x for x in [1]), "X")
+    Traceback (most recent call last):
+    ...
+    TypeError: X is a generator, which can be read only once; pass a list (list(...)) or an array
+    """
+    if isinstance(value, Iterator):
+        raise TypeError(f"{name} is {'an' if type(value).__name__[0] in 'aeiou' else 'a'} {type(value).__name__}, "
+                        "which can be read only once; pass a list (list(...)) or an array")
+
+
+def check_matrix(X, name="X", accept_sparse=True, dtype=np.float64, min_rows=1, min_features=0):
     """Return a 2-D float array (or canonical CSR matrix) of finite values.
 
     Dense input is copied only when a conversion is needed: the result may be the caller's
     own array, so callers must not write into it (and must copy what they keep). Sparse
-    input stays sparse, in canonical CSR form (:func:`canonical_sparse`). Complex numbers
-    and values that are not numbers are errors, never silently converted. Fewer than
-    ``min_rows`` rows is an error.
+    input stays sparse, in canonical CSR form (:func:`canonical_sparse`). Complex numbers,
+    dates, text and other values that are not real numbers are errors, never silently
+    converted (:func:`check_real_values`). Fewer than ``min_rows`` rows or ``min_features``
+    columns is an error.
 
     >>> check_matrix([[1, 2], [3, 4]]).dtype
     dtype('float64')
@@ -85,18 +159,17 @@ def check_matrix(X, name="X", accept_sparse=True, dtype=np.float64, min_rows=1):
     if sp.issparse(X):
         if not accept_sparse:
             raise TypeError(f"{name} must be a dense array; got a scipy.sparse matrix")
-        if X.dtype.kind == "c":
-            raise ValueError(f"{name} holds complex numbers; need real ones")
+        check_real_values(X, name)
         X = canonical_sparse(sp.csr_matrix(X, dtype=dtype))
         if not np.all(np.isfinite(X.data)):
             raise ValueError(f"{name} contains NaN or infinite values")
     else:
+        refuse_iterator(X, name)
         try:
             A = np.asarray(X)
         except ValueError as err:  # nested lists of unequal lengths
             raise ValueError(f"{name} must be a 2-D array of numbers with rows of equal length ({err})") from None
-        if A.dtype.kind == "c":
-            raise ValueError(f"{name} holds complex numbers; need real ones")
+        check_real_values(A, name)
         try:
             X = A.astype(dtype, copy=False)
         except (TypeError, ValueError) as err:
@@ -107,6 +180,9 @@ def check_matrix(X, name="X", accept_sparse=True, dtype=np.float64, min_rows=1):
             raise ValueError(f"{name} contains NaN or infinite values")
     if X.shape[0] < min_rows:
         raise ValueError(f"{name} has no rows")
+    if X.shape[1] < min_features:
+        raise ValueError(f"{name} has no features (shape {X.shape}); need at least {min_features} column"
+                         f"{'s' if min_features > 1 else ''}")
     return X
 
 
@@ -135,7 +211,8 @@ def check_real_targets(y, n_samples=None, name="y"):
     >>> check_real_targets([0.5, 2])
     array([0.5, 2. ])
     """
-    y = np.asarray(y, dtype=np.float64)
+    refuse_iterator(y, name)
+    y = np.asarray(check_real_values(np.asarray(y), name), dtype=np.float64)
     if y.ndim == 2 and 1 in y.shape:
         y = y.ravel()
     if y.ndim != 1:
@@ -204,15 +281,20 @@ def check_task_lists(Xs, ys=None, n_features=None, n_tasks=None, name_X="Xs", na
     >>> [X.shape for X in check_task_lists([[[1.0, 2.0]], [[3.0, 4.0], [5.0, 6.0]]])]
     [(1, 2), (2, 2)]
     """
+    refuse_iterator(Xs, name_X)
     if isinstance(Xs, np.ndarray) or sp.issparse(Xs) or not hasattr(Xs, "__len__"):
         raise TypeError(f"{name_X} must be a list of per-task arrays")
+    if ys is not None:
+        refuse_iterator(ys, name_y)
+        if isinstance(ys, str) or not hasattr(ys, "__len__"):
+            raise TypeError(f"{name_y} must be a list with one array of targets per task; got {type(ys).__name__}")
     if ys is not None and len(Xs) != len(ys):
         raise ValueError(f"{name_X} has {len(Xs)} tasks but {name_y} has {len(ys)}")
     if len(Xs) == 0:
         raise ValueError(f"{name_X} is empty; need at least one task")
     if n_tasks is not None and len(Xs) != n_tasks:
         raise ValueError(f"got {len(Xs)} tasks; the model was fitted on {n_tasks}")
-    Xs = [check_matrix(X, name=f"{name_X}[{m}]") for m, X in enumerate(Xs)]
+    Xs = [check_matrix(X, name=f"{name_X}[{m}]", min_features=1) for m, X in enumerate(Xs)]
     D = Xs[0].shape[1]
     for m, X in enumerate(Xs):
         if X.shape[1] != D:
@@ -220,6 +302,88 @@ def check_task_lists(Xs, ys=None, n_features=None, n_tasks=None, name_X="Xs", na
     if n_features is not None and D != n_features:
         raise ValueError(f"X has {D} features, but the model was fitted with {n_features} features")
     return Xs
+
+
+def check_feature_names(estimator, Xs, *, reset, labels=None):
+    """scikit-learn's feature-name contract for per-task inputs: one set of column names.
+
+    scikit-learn checks the column names of one ``X`` (a pandas DataFrame, or any frame it
+    reads names from) against ``feature_names_in_``; per-task lists hold several frames,
+    which are checked here the same way, each by :func:`sklearn.utils.validation.validate_data`
+    (with ``skip_check_array=True``: names and counts only, the values are checked
+    elsewhere). The raw inputs are needed, before anything converts them to arrays.
+
+    Parameters
+    ----------
+    estimator : scikit-learn estimator
+        Gets ``feature_names_in_`` (``reset=True``) or has its names checked.
+    Xs : list
+        The per-task inputs as given; ``None`` entries (a task with nothing to predict)
+        are skipped.
+    reset : bool
+        At fit: every task's names must be the same (or no task has names), and they
+        become ``feature_names_in_`` (removed when the inputs have no names). After fit:
+        each task's names are checked against ``feature_names_in_`` with scikit-learn's
+        error for names that differ or come in another order, and its warning for names
+        given to a model fitted without them or missing where the model has them.
+    labels : list of str, optional
+        How messages name each entry of ``Xs`` (default ``Xs[0]``, ``Xs[1]``, ...).
+
+    Raises
+    ------
+    ValueError
+        Tasks with different column names at fit, or names that do not match the fitted
+        ones after (the entry named in front of scikit-learn's message).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.base import BaseEstimator
+    >>> est = BaseEstimator()
+    >>> frames = [pd.DataFrame({"a": [1.0], "b": [2.0]}), pd.DataFrame({"a": [3.0], "b": [4.0]})]
+    >>> check_feature_names(est, frames, reset=True)
+    >>> est.feature_names_in_.tolist()
+    ['a', 'b']
+    >>> check_feature_names(est, [frames[0][["b", "a"]]], reset=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: Xs[0]: The feature names should match those that were passed during fit.
+    Feature names must be in the same order as they were in fit.
+    <BLANKLINE>
+    """
+    labels = [f"Xs[{m}]" for m in range(len(Xs))] if labels is None else labels
+    given = [(label, X) for label, X in zip(labels, Xs) if X is not None]
+    if reset and not given:
+        estimator.__dict__.pop("feature_names_in_", None)
+        return
+    if not reset:
+        for label, X in given:
+            try:
+                validate_data(estimator, X, reset=False, skip_check_array=True)
+            except ValueError as err:
+                raise ValueError(f"{label}: {err}") from None
+        return
+    names = []
+    for label, X in given:
+        # reset=True sets (or removes) feature_names_in_ from X: the way to read X's names
+        # exactly as scikit-learn reads them
+        validate_data(estimator, X, reset=True, skip_check_array=True)
+        names.append(getattr(estimator, "feature_names_in_", None))
+    first_label, first = given[0][0], names[0]
+    for (label, _), these in zip(given, names):
+        if (these is None) != (first is None) or (these is not None and not np.array_equal(these, first)):
+            raise ValueError(f"{label} has {_shown_names(these)} but {first_label} has {_shown_names(first)}: every "
+                             "task must have the same columns, in the same order")
+    if first is None:
+        estimator.__dict__.pop("feature_names_in_", None)
+    else:
+        estimator.feature_names_in_ = first
+
+
+def _shown_names(names):
+    if names is None:
+        return "no column names"
+    return f"columns {names.tolist()[:6]}{' ...' if names.size > 6 else ''}"
 
 
 def is_task_list(X):
@@ -273,6 +437,7 @@ def check_labels(labels, n_samples, name):
     >>> check_labels(["a", "b"], 2, "y").tolist()
     ['a', 'b']
     """
+    refuse_iterator(labels, name)
     try:
         labels = np.asarray(labels)
     except ValueError as err:
@@ -376,7 +541,12 @@ class InvalidParameterError(ValueError, TypeError):
 
 
 class _Unsatisfied(Exception):
-    """Raised inside a constraint's ``parse`` when the value does not fit it."""
+    """Raised inside a constraint's ``parse`` when the value does not fit it (the argument,
+    if any, says why when the constraint's description alone would not)."""
+
+
+# Integer parameters reach numpy (and compiled loops) as 64-bit integers.
+_INT64_MAX = np.iinfo(np.int64).max
 
 
 class Interval:
@@ -406,8 +576,19 @@ class Interval:
         self.kind, self.left, self.right, self.closed = kind, left, right, closed
 
     def parse(self, value):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, self.kind) or not np.isfinite(value):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, self.kind):
             raise _Unsatisfied
+        if self.kind is numbers.Integral:
+            value = int(value)
+            if abs(value) > _INT64_MAX:
+                raise _Unsatisfied("too large for a 64-bit integer: at most 2**63 - 1 in size")
+        else:
+            try:
+                number = float(value)
+            except OverflowError:
+                raise _Unsatisfied("too large for a float") from None
+            if not np.isfinite(number):
+                raise _Unsatisfied
         low_ok = self.left is None or (value >= self.left if self.closed in ("left", "both") else value > self.left)
         high_ok = self.right is None or (value <= self.right if self.closed in ("right", "both")
                                          else value < self.right)
@@ -546,12 +727,13 @@ def validate_params(params, constraints, owner):
 
 
 def _parse(value, forms, name, owner):
+    reasons = []
     for form in forms:
         if not isinstance(form, Checked):
             try:
                 return form.parse(value)
-            except _Unsatisfied:
-                pass
+            except _Unsatisfied as why:
+                reasons.extend(why.args)
     for form in forms:
         if isinstance(form, Checked):
             try:
@@ -559,4 +741,6 @@ def _parse(value, forms, name, owner):
             except (ValueError, TypeError) as err:
                 raise InvalidParameterError(f"{owner}: {name}: {err}") from err
     allowed = " or ".join(str(form) for form in forms)
-    raise InvalidParameterError(f"{owner}: {name} must be {allowed}; got {value!r}")
+    shown = repr(value) if len(repr(value)) <= 60 else f"{repr(value)[:40]}..."
+    because = f" ({'; '.join(reasons)})" if reasons else ""
+    raise InvalidParameterError(f"{owner}: {name} must be {allowed}; got {shown}{because}")

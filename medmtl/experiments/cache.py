@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CacheWarning", "CellCache", "encode_value", "decode_value", "code_fingerprint",
+__all__ = ["CacheWarning", "CacheNotWritable", "CellCache", "encode_value", "decode_value", "code_fingerprint",
            "data_fingerprint", "clear_cache"]
 
 FORMAT = "medmtl-cell-1"
@@ -61,7 +61,12 @@ _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
 class CacheWarning(UserWarning):
-    """A damaged cache entry was found; it is deleted and its cell recomputed."""
+    """A damaged cache entry was found (it is deleted and its cell recomputed), or the
+    default cache folder cannot be written (the run goes on without the cache)."""
+
+
+class CacheNotWritable(PermissionError):
+    """The cache folder the user chose cannot be written; raised before any cell runs."""
 
 
 class _Damaged(Exception):
@@ -306,8 +311,37 @@ def _parse_json(data):
     return json.loads(data.decode("utf-8"), parse_constant=refuse)
 
 
+def _write_problem(folder):
+    """Why entries cannot be written in ``folder``, or None if they can.
+
+    Asked of the folder itself, or of its nearest existing parent if it is still to be
+    made (nothing is created here): the kernel's ``access`` answers for permissions, a
+    read-only file system and the user (root writes anywhere); a path under a regular file
+    is no folder at all.
+    """
+    existing = next(p for p in [folder, *folder.parents] if os.path.lexists(p))
+    if not existing.is_dir():
+        return f"{existing} is not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is read-only for this user"
+    return None
+
+
+def _is_default_folder(folder):
+    """Whether ``folder`` is the cache folder nobody chose: no MEDMTL_CACHE, no cache_dir."""
+    from medmtl.experiments.runner import default_cache_dir  # the runner imports this module
+
+    return "MEDMTL_CACHE" not in os.environ and Path(folder) == default_cache_dir()
+
+
 class CellCache:
     """The stored cells of one experiment grid, under one code and data fingerprint.
+
+    Whether the folder can be written is checked when the cache is made, before any cell
+    runs: a folder the user chose (``cache_dir``, ``--cache-dir``, ``MEDMTL_CACHE``) that
+    cannot be written is a :class:`CacheNotWritable` error naming it; the default folder
+    (``.medmtl_cache`` in the working directory) gives a :class:`CacheWarning` and the
+    cache is off: nothing is read or stored, every cell is computed.
 
     Parameters
     ----------
@@ -318,6 +352,16 @@ class CellCache:
     code, data : str, optional
         The fingerprints the keys include (default: :func:`code_fingerprint` and
         :func:`data_fingerprint` now).
+
+    Attributes
+    ----------
+    enabled : bool
+        False when the default folder cannot be written.
+
+    Raises
+    ------
+    CacheNotWritable
+        A folder other than the default cannot be written.
 
     Examples
     --------
@@ -335,6 +379,18 @@ class CellCache:
         self.name = name
         self.code = code_fingerprint() if code is None else code
         self.data = data_fingerprint() if data is None else data
+        self.enabled = True
+        problem = _write_problem(self.folder)
+        if problem is None:
+            return
+        if not _is_default_folder(folder):
+            raise CacheNotWritable(f"the experiment cache folder {self.folder} cannot be written ({problem}); "
+                                   "choose a writable one (cache_dir=..., --cache-dir or MEDMTL_CACHE) or run "
+                                   "without the cache (use_cache=False or --no-cache)")
+        warnings.warn(f"the default experiment cache folder {self.folder.resolve()} cannot be written ({problem}); "
+                      "running without the cache: every cell is computed and none is stored. Set MEDMTL_CACHE "
+                      "or cache_dir to a writable folder to keep them", CacheWarning, stacklevel=2)
+        self.enabled = False
 
     def _header(self, cell):
         tree, arrays = encode_value(cell, where="cell")
@@ -368,6 +424,7 @@ class CellCache:
         """The stored value of ``cell``, if it has a sound entry.
 
         A damaged entry gives a :class:`CacheWarning` naming its file and is deleted.
+        Nothing is found when the cache is off (:attr:`enabled`).
 
         Parameters
         ----------
@@ -380,6 +437,8 @@ class CellCache:
         value : object
             The value stored (None if not found).
         """
+        if not self.enabled:
+            return False, None
         header, path = self._locate(cell)
         try:
             data = path.read_bytes()
@@ -429,7 +488,8 @@ class CellCache:
             raise _Damaged(f"its arrays file {path.name} cannot be read ({type(exc).__name__}: {exc})") from None
 
     def store(self, cell, value):
-        """Write ``value`` as ``cell``'s entry.
+        """Write ``value`` as ``cell``'s entry; nothing is written when the cache is off
+        (:attr:`enabled`).
 
         Parameters
         ----------
@@ -446,6 +506,8 @@ class CellCache:
         """
         header, path = self._locate(cell)
         tree, arrays = encode_value(value)
+        if not self.enabled:
+            return
         entry = {**header, "value": tree, "arrays": None}
         self.folder.mkdir(parents=True, exist_ok=True)
         if arrays:
@@ -477,6 +539,11 @@ def clear_cache(folder, name=None):
     int
         How many files were deleted.
 
+    Raises
+    ------
+    CacheNotWritable
+        A file or folder cannot be deleted (a read-only cache).
+
     Examples
     --------
     >>> import tempfile
@@ -491,10 +558,14 @@ def clear_cache(folder, name=None):
     for grid in grids:
         if not grid.is_dir():
             continue
-        for path in grid.iterdir():
-            if path.is_file() and path.suffix in _CACHE_SUFFIXES:
-                path.unlink()
-                removed += 1
-        if not any(grid.iterdir()):
-            grid.rmdir()
+        try:
+            for path in grid.iterdir():
+                if path.is_file() and path.suffix in _CACHE_SUFFIXES:
+                    path.unlink()
+                    removed += 1
+            if not any(grid.iterdir()):
+                grid.rmdir()
+        except PermissionError as exc:
+            raise CacheNotWritable(f"cannot clear the experiment cache folder {grid}: {exc.strerror} ({removed} "
+                                   "file(s) deleted before)") from None
     return removed

@@ -16,7 +16,7 @@ import sys
 
 import medmtl
 from medmtl.experiments import registry
-from medmtl.experiments.cache import clear_cache
+from medmtl.experiments.cache import CacheNotWritable, clear_cache
 from medmtl.experiments.runner import RunOptions
 
 
@@ -57,12 +57,17 @@ def main(argv=None):
     Returns
     -------
     int
-        The exit status: 0 on success, 2 for an unknown experiment.
+        The exit status: 0 on success, 2 for an unknown experiment or a cache folder that
+        cannot be written.
     """
     args = build_parser().parse_args(argv)
     if args.clear_cache and args.name is None and not args.list:
         folder = RunOptions(cache_dir=args.cache_dir).cache
-        print(f"deleted {clear_cache(folder)} stored cell file(s) from {folder}")
+        try:
+            print(f"deleted {clear_cache(folder)} stored cell file(s) from {folder}")
+        except CacheNotWritable as err:
+            print(f"medmtl: {err}", file=sys.stderr)
+            return 2
         return 0
     if args.list or args.name is None:
         for name in registry.names():
@@ -71,9 +76,13 @@ def main(argv=None):
     if args.name not in registry.names():
         print(f"unknown experiment {args.name!r}; run 'medmtl reproduce --list'", file=sys.stderr)
         return 2
-    result = registry.run(args.name, out=args.out, quick=args.quick, seed=args.seed, n_jobs=args.n_jobs,
-                          backend=args.backend, scheduler=args.scheduler, cache_dir=args.cache_dir,
-                          use_cache=not args.no_cache, clear_cache=args.clear_cache)
+    try:
+        result = registry.run(args.name, out=args.out, quick=args.quick, seed=args.seed, n_jobs=args.n_jobs,
+                              backend=args.backend, scheduler=args.scheduler, cache_dir=args.cache_dir,
+                              use_cache=not args.no_cache, clear_cache=args.clear_cache)
+    except CacheNotWritable as err:
+        print(f"medmtl: {err}", file=sys.stderr)
+        return 2
     print(f"wrote {args.out}/{result.name}.json and {args.out}/{result.name}.png")
     print(result.summary())
     return 0

@@ -34,10 +34,14 @@ from .._validation import (
     Options,
     canonical_sparse,
     check_binary_labels,
+    check_feature_names,
+    check_labels,
     check_real_targets,
+    check_real_values,
     check_task_lists,
     check_tasks,
     is_task_list,
+    refuse_iterator,
     refuse_task_lists_from_sklearn,
     rows_of_tasks,
     validate_params,
@@ -226,6 +230,24 @@ def _rows(X, rows):
     return X[rows]
 
 
+def _refuse_unreal(X, name):
+    """Raise before scikit-learn's conversion to float reads ``X`` as something it is not.
+
+    ``validate_data`` converts dates to nanoseconds and text to numbers without a word, and
+    says "Complex data not supported" without naming the argument; and it cannot tell a
+    generator from data. Ragged rows are left to its own message.
+    """
+    refuse_iterator(X, name)
+    if sp.issparse(X):
+        check_real_values(X, name)
+        return
+    try:
+        A = np.asarray(X)
+    except (ValueError, TypeError):
+        return
+    check_real_values(A, name)
+
+
 def _owned(X):
     """A copy of dense or sparse ``X`` in its own memory (dense layout kept)."""
     return X.copy() if sp.issparse(X) else np.array(X, order="K")
@@ -293,6 +315,12 @@ class MEDEstimator(BaseEstimator):
         Returns the sorted task labels.
         """
         params = self._validate_params()
+        _refuse_unreal(X, "X")
+        refuse_iterator(y, "y")
+        if self._regression and y is not None:
+            _refuse_unreal(y, "y")
+        elif y is not None and np.asarray(y).dtype.kind == "c":
+            raise ValueError("Complex data not supported: y holds complex numbers; use integers or strings as labels")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=self._regression)
         if sp.issparse(X):
             X = canonical_sparse(X)
@@ -309,6 +337,7 @@ class MEDEstimator(BaseEstimator):
     def _stacked_rows(self, X, tasks):
         """Checked prediction inputs ``X`` and each fitted task's rows of it."""
         check_is_fitted(self)
+        _refuse_unreal(X, "X")
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         if sp.issparse(X):
             X = canonical_sparse(X)
@@ -437,6 +466,10 @@ class BinaryTargets:
         return _labels(self._task_classes[m], f)
 
     @staticmethod
+    def _true_targets(y, n_samples, name):
+        return check_labels(y, n_samples, name)
+
+    @staticmethod
     def _task_score(y, labels):
         return float(np.mean(labels == y))
 
@@ -458,6 +491,10 @@ class RealTargets:
     @staticmethod
     def _decode(f, m):
         return f
+
+    @staticmethod
+    def _true_targets(y, n_samples, name):
+        return check_real_targets(y, n_samples, name)
 
     @staticmethod
     def _task_score(y, predictions):
@@ -520,14 +557,19 @@ class MultiTaskAPI:
     __metadata_request__score = {"tasks": True}
 
     def _check_lists(self, method, Xs, tasks, ys=None):
+        """Checked per-task inputs; at fit (``ys`` given) their column names become
+        ``feature_names_in_``, after fit they are checked against it."""
         refuse_task_lists_from_sklearn(type(self).__name__, method, _STACKED_ADVICE)
         if tasks is not None:
             raise ValueError("tasks= goes with one stacked X; per-task lists give each task's rows "
                              "in their own entry")
         if ys is None:
             check_is_fitted(self)
-            return check_task_lists(Xs, n_features=self.n_features_in_, n_tasks=self.n_tasks_)
-        return check_task_lists(Xs, ys)
+            checked = check_task_lists(Xs, n_features=self.n_features_in_, n_tasks=self.n_tasks_)
+        else:
+            checked = check_task_lists(Xs, ys)
+        check_feature_names(self, Xs, reset=ys is not None)
+        return checked
 
     def fit(self, X, y, tasks=None):
         """Fit on all tasks jointly.
@@ -555,7 +597,6 @@ class MultiTaskAPI:
             return self
         params = self._validate_params()
         Xs = self._check_lists("fit", X, tasks, y)
-        self.__dict__.pop("feature_names_in_", None)
         self.n_features_in_, self.n_tasks_ = Xs[0].shape[1], len(Xs)
         targets = self._encode_lists(Xs, y)
         if is_precomputed(params["kernel"]):
@@ -630,11 +671,17 @@ class MultiTaskAPI:
         """
         if is_task_list(X):
             Xs = self._check_lists("score", X, tasks)
-            return float(np.mean([self._task_score(np.asarray(yt), self._decode(self._task_scores(Xm, m), m))
-                                  for m, (Xm, yt) in enumerate(zip(Xs, y))]))
+            refuse_iterator(y, "y")
+            if isinstance(y, str) or not hasattr(y, "__len__"):
+                raise TypeError(f"y must be a list with one array of targets per task, as X is; got {type(y).__name__}")
+            if len(y) != len(Xs):
+                raise ValueError(f"X has {len(Xs)} tasks but y has {len(y)}")
+            ys = [self._true_targets(yt, Xm.shape[0], f"y[{m}]") for m, (Xm, yt) in enumerate(zip(Xs, y))]
+            return float(np.mean([self._task_score(yt, self._decode(self._task_scores(Xm, m), m))
+                                  for m, (Xm, yt) in enumerate(zip(Xs, ys))]))
         X, rows = self._stacked_rows(X, tasks)
         predictions = self._stacked_predictions(X, rows)
-        y = np.asarray(y)
+        y = self._true_targets(y, X.shape[0], "y")
         return float(np.mean([self._task_score(y[r], predictions[r]) for r in rows if r.size]))
 
 

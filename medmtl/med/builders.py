@@ -33,16 +33,35 @@ def _kernel_term(kernel, Xs, signs, srcs, groups, n, scale=1.0):
 # ---------------------------------------------------------------------------------------
 # Layout of multipliers: classification (one per example) or regression (two per example)
 # ---------------------------------------------------------------------------------------
-def _layout(ys, C, regression=False, epsilon=0.0):
+def _check_signs(y, owner, m):
+    """Raise unless task ``m``'s classification labels are all -1 or +1 (as numbers).
+
+    The builders take labels already encoded: 0/1 labels would build another problem
+    (a 0 gives its example no sign in the dual), so they are refused, never read.
+    """
+    y = np.asarray(y)
+    if y.dtype.kind in "iuf" and np.all((y == 1) | (y == -1)):
+        return
+    found = list(dict.fromkeys(y.ravel().tolist()))[:6]
+    raise ValueError(f"{owner}: ys[{m}] must hold classification labels in {{-1, +1}} (as numbers); found "
+                     f"{found}. This builder takes labels already encoded; the estimators (MEDClassifier, "
+                     "MultiTaskMEDClassifier, AdaptivePoolingClassifier) take any two labels and encode them "
+                     "in the order of classes_")
+
+
+def _layout(ys, C, regression=False, epsilon=0.0, owner="the dual builder"):
     """Per-task signs, source rows, and the c, lo, hi, a, groups of the dual.
 
-    Classification: one multiplier per example with sign ``y``, ``c = 1``, ``a = y``.
-    Regression: per task ``[lam; lam*]``, signs ``[+1; -1]``, ``c = [y - eps; -y - eps]``,
-    ``a = [+1; -1]`` (prediction ``sum (lam - lam*) k + b``, as in JMLR Section 9).
+    Classification: one multiplier per example with sign ``y``, ``c = 1``, ``a = y``
+    (labels in {-1, +1}, else a ValueError naming ``owner``). Regression: per task
+    ``[lam; lam*]``, signs ``[+1; -1]``, ``c = [y - eps; -y - eps]``, ``a = [+1; -1]``
+    (prediction ``sum (lam - lam*) k + b``, as in JMLR Section 9).
     """
     signs, srcs, cs, groups = [], [], [], []
     start = 0
-    for y in ys:
+    for m, y in enumerate(ys):
+        if not regression:
+            _check_signs(y, owner, m)
         y = np.asarray(y, dtype=float)
         T = y.size
         if regression:
@@ -96,7 +115,7 @@ def svm_dual(Xs, ys, kernel="linear", C=1.0, regression=False, epsilon=0.1):
     """
     kernel = get_kernel(kernel)
     Xs = canonical_inputs(Xs)
-    kw, signs, srcs = _layout(ys, C, regression, epsilon)
+    kw, signs, srcs = _layout(ys, C, regression, epsilon, owner="svm_dual")
     Phi0 = _kernel_term(kernel, Xs, signs, srcs, kw["groups"], kw["c"].size)
     return MEDDual(Phi0=Phi0, alpha=0.0, **kw)
 
@@ -128,7 +147,7 @@ def feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=False, epsilon=0
     MEDDual
     """
     Xs = canonical_inputs(Xs)
-    kw, signs, srcs = _layout(ys, C, regression, epsilon)
+    kw, signs, srcs = _layout(ys, C, regression, epsilon, owner="feature_selection_dual")
     M = len(Xs)
     D = Xs[0].shape[1]
     if any(X.shape[1] != D for X in Xs):
@@ -176,7 +195,7 @@ def kernel_selection_dual(Xs, ys, kernels, C=1.0, alpha=1.0, regression=False, e
     """
     kernels = [get_kernel(k) for k in kernels]
     Xs = canonical_inputs(Xs)
-    kw, signs, srcs = _layout(ys, C, regression, epsilon)
+    kw, signs, srcs = _layout(ys, C, regression, epsilon, owner="kernel_selection_dual")
     n = kw["c"].size
     terms = [_kernel_term(k, Xs, signs, srcs, kw["groups"], n) for k in kernels]
     return MEDDual(terms=terms, alpha=alpha, term_names=[k.name for k in kernels], **kw)
@@ -216,7 +235,7 @@ def adaptive_pooling_dual(Xs, ys, kernel="linear", C=1.0, alpha=1.0, shared_scal
     Xs = canonical_inputs(Xs)
     M = len(Xs)
     task_scale = 10.0 * M if task_scale is None else float(task_scale)
-    kw, signs, srcs = _layout(ys, C)
+    kw, signs, srcs = _layout(ys, C, owner="adaptive_pooling_dual")
     n = kw["c"].size
     if on_demand(kernel, Xs[0]):
         Xall = sp.vstack(Xs, format="csr") if any(sp.issparse(X) for X in Xs) else np.vstack(Xs)
@@ -297,6 +316,10 @@ def ising_structure_dual(X, C=1.0, alpha=1.0):
     (12, 3, 3, 'x0-x1')
     """
     X = np.asarray(X, dtype=float)
+    if not np.all((X == 1) | (X == -1)):
+        found = list(dict.fromkeys(X.ravel().tolist()))[:6]
+        raise ValueError(f"ising_structure_dual: X must hold spins in {{-1, +1}}; found {found}. "
+                         "MEDGraphicalModel takes samples coded {0, 1} or {-1, +1} and converts them")
     T, N = X.shape
     pairs = edge_pairs(N)
     E = pairs.shape[0]

@@ -10,30 +10,48 @@ problems.
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted
 
-from medmtl._validation import check_labels, check_scalar_positive, check_two_classes
+from medmtl._validation import Interval, check_feature_names, check_labels, check_two_classes, validate_params
 from medmtl.nmtf.init import row_normalized
-from medmtl.nmtf.mts3flc import check_documents, check_task_list
+from medmtl.nmtf.mts3flc import _check_label_list, check_documents, check_task_list
 
 __all__ = ["SingleTaskLogisticRegression", "PooledLogisticRegression"]
 
 
-def _check_lists(Xs, ys, owner):
+def _fit_lists(estimator, Xs, ys):
+    """The checked hyper-parameters and (documents, labels) of each task, at fit."""
+    owner = type(estimator).__name__
+    params = validate_params(estimator.get_params(deep=False), estimator._parameter_constraints, owner)
     check_task_list(Xs, "Xs", owner, "fit")
     if len(Xs) == 0:
         raise ValueError("Xs is empty; need at least one task")
-    if ys is None or len(ys) != len(Xs):
-        raise ValueError(f"Xs has {len(Xs)} tasks but ys has {None if ys is None else len(ys)}")
+    ys = _check_label_list(ys, len(Xs), what="Xs")
     out = []
     for i, (X, y) in enumerate(zip(Xs, ys)):
         X = check_documents(X, f"Xs[{i}]", out[0][0].shape[1] if out else None)
         out.append((row_normalized(X, "l2", copy=False), check_labels(y, X.shape[0], f"ys[{i}]")))
+    check_feature_names(estimator, Xs, reset=True)
+    return params, out
+
+
+def _predict_lists(estimator, Xs, n_words, n_tasks=None):
+    """Each task's checked documents, l2-normalised, at prediction (``n_tasks`` of them if given)."""
+    check_task_list(Xs, "Xs", type(estimator).__name__, "predict")
+    if n_tasks is not None and len(Xs) != n_tasks:
+        raise ValueError(f"expected {n_tasks} tasks, got {len(Xs)}")
+    out = [row_normalized(check_documents(X, f"Xs[{i}]", n_words), "l2", copy=False) for i, X in enumerate(Xs)]
+    check_feature_names(estimator, Xs, reset=False)
     return out
+
+
+_C = {"C": [Interval(Real, 0, None, closed="neither")]}
 
 
 class SingleTaskLogisticRegression(BaseEstimator):
@@ -52,6 +70,8 @@ class SingleTaskLogisticRegression(BaseEstimator):
     [-1, -1, 1, 1]
     """
 
+    _parameter_constraints = _C
+
     def __init__(self, C=100.0):
         self.C = C
 
@@ -70,12 +90,11 @@ class SingleTaskLogisticRegression(BaseEstimator):
         self : object
             The fitted estimator.
         """
-        check_scalar_positive(self.C, "C")
-        data = _check_lists(Xs, ys, type(self).__name__)
+        params, data = _fit_lists(self, Xs, ys)
         self.models_ = []
         for i, (X, y) in enumerate(data):
             check_two_classes(y, "ys", task=i)
-            self.models_.append(LogisticRegression(C=self.C, max_iter=1000).fit(X, y))
+            self.models_.append(LogisticRegression(C=params["C"], max_iter=1000).fit(X, y))
         self.n_tasks_ = len(data)
         return self
 
@@ -92,11 +111,8 @@ class SingleTaskLogisticRegression(BaseEstimator):
         list of ndarray of shape (n_i,)
         """
         check_is_fitted(self, "models_")
-        check_task_list(Xs, "Xs", type(self).__name__, "predict")
-        if len(Xs) != self.n_tasks_:
-            raise ValueError(f"expected {self.n_tasks_} tasks, got {len(Xs)}")
-        return [m.predict(row_normalized(check_documents(X, f"Xs[{i}]", m.n_features_in_), "l2", copy=False))
-                for i, (m, X) in enumerate(zip(self.models_, Xs))]
+        Xs = _predict_lists(self, Xs, self.models_[0].n_features_in_, self.n_tasks_)
+        return [m.predict(X) for m, X in zip(self.models_, Xs)]
 
 
 class PooledLogisticRegression(BaseEstimator):
@@ -115,6 +131,8 @@ class PooledLogisticRegression(BaseEstimator):
     [1, 1, -1, -1]
     """
 
+    _parameter_constraints = _C
+
     def __init__(self, C=100.0):
         self.C = C
 
@@ -133,11 +151,10 @@ class PooledLogisticRegression(BaseEstimator):
         self : object
             The fitted estimator.
         """
-        check_scalar_positive(self.C, "C")
-        data = _check_lists(Xs, ys, type(self).__name__)
+        params, data = _fit_lists(self, Xs, ys)
         y = np.concatenate([y for _, y in data])
         check_two_classes(y, "pooled ys")
-        self.model_ = LogisticRegression(C=self.C, max_iter=1000).fit(
+        self.model_ = LogisticRegression(C=params["C"], max_iter=1000).fit(
             sp.vstack([X for X, _ in data], format="csr"), y)
         return self
 
@@ -154,7 +171,4 @@ class PooledLogisticRegression(BaseEstimator):
         list of ndarray of shape (n_i,)
         """
         check_is_fitted(self, "model_")
-        check_task_list(Xs, "Xs", type(self).__name__, "predict")
-        return [self.model_.predict(row_normalized(check_documents(X, f"Xs[{i}]", self.model_.n_features_in_), "l2",
-                                                   copy=False))
-                for i, X in enumerate(Xs)]
+        return [self.model_.predict(X) for X in _predict_lists(self, Xs, self.model_.n_features_in_)]

@@ -33,6 +33,8 @@ def row_normalized(Xd, norm="l1", copy=True):
     [[0.6, 0.8], [0.6, 0.8]]
     """
     Xd = sp.csr_matrix(Xd, dtype=np.float64, copy=copy)
+    if Xd.shape[0] == 0:  # nothing to normalise (scikit-learn's normalize refuses it)
+        return Xd
     if Xd.nnz:
         magnitude = np.sqrt(np.asarray(Xd.multiply(Xd).sum(axis=1)).ravel())
         extreme = ~np.isfinite(magnitude) | ((magnitude < _NORMAL_NORM) & (np.diff(Xd.indptr) > 0))
@@ -111,6 +113,8 @@ def logistic_start(Xd_labeled, y_labeled, Xd_unlabeled, classes, C=1.0):
     A logistic regression (scikit-learn, L2 penalty, on l2-normalised rows) fitted on the
     labelled documents; classes absent from its training labels get probability 0.
     """
+    if Xd_unlabeled.shape[0] == 0:
+        return np.zeros((len(classes), 0))
     model = LogisticRegression(C=C, max_iter=1000)
     model.fit(row_normalized(Xd_labeled, "l2"), y_labeled)
     proba = model.predict_proba(row_normalized(Xd_unlabeled, "l2"))

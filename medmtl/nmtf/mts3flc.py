@@ -13,8 +13,8 @@ of medmtl; the paper's ``X_i`` is the transpose.
 
 from __future__ import annotations
 
-import numbers
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,11 +23,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from medmtl._validation import (
+    Checked,
+    Interval,
+    check_feature_names,
     check_labels,
     check_matrix,
-    check_scalar_nonnegative,
-    check_scalar_positive,
+    refuse_iterator,
     refuse_task_lists_from_sklearn,
+    validate_params,
 )
 from medmtl.nmtf.init import initial_factors, logistic_start, plsa, row_normalized
 from medmtl.nmtf.updates import (
@@ -35,7 +38,7 @@ from medmtl.nmtf.updates import (
     update_R, update_S,
 )
 
-__all__ = ["MTS3FLC", "S3FLC", "check_documents", "check_task_list", "iterate"]
+__all__ = ["MTS3FLC", "S3FLC", "check_documents", "check_task_list", "check_seed", "iterate"]
 
 
 def check_documents(X, name, n_words=None):
@@ -45,10 +48,7 @@ def check_documents(X, name, n_words=None):
     numbers and values that are not numbers raise. Duplicate entries of a CSR matrix are
     summed, as their matrix is their sum.
     """
-    if not sp.issparse(X):
-        X = check_matrix(X, name=name, accept_sparse=False, min_rows=0)
-    elif X.dtype.kind == "c":
-        raise ValueError(f"{name} holds complex numbers; need nonnegative real weights")
+    X = check_matrix(X, name=name, min_rows=0, min_features=1)
     X = sp.csr_matrix(X, dtype=np.float64, copy=True)
     X.sum_duplicates()
     if not np.all(np.isfinite(X.data)):
@@ -63,21 +63,51 @@ def check_documents(X, name, n_words=None):
 
 def check_task_list(Xs, name, owner, method):
     """Raise unless ``Xs`` is a list of per-task matrices, and refuse it from scikit-learn."""
+    refuse_iterator(Xs, name)
     if not isinstance(Xs, (list, tuple)):
         raise TypeError(f"{name} must be a list with one (n_documents, n_words) matrix per task")
     refuse_task_lists_from_sklearn(owner, method, _TRANSDUCTIVE)
+
+
+def _check_label_list(ys, n_tasks, name="ys", what="Xs_labeled"):
+    """``ys`` as a list with one label array per task (their contents are checked later)."""
+    refuse_iterator(ys, name)
+    if ys is None or isinstance(ys, str) or not hasattr(ys, "__len__"):
+        raise TypeError(f"{name} must be a list with one array of labels per task; got {type(ys).__name__}")
+    if len(ys) != n_tasks:
+        raise ValueError(f"{what} has {n_tasks} tasks but {name} has {len(ys)}")
+    return list(ys)
+
+
+def check_seed(value):
+    """``value`` if ``numpy.random.default_rng`` takes it as a seed, else a clear error.
+
+    >>> check_seed(3), check_seed(None)
+    (3, None)
+    """
+    if value is None or isinstance(value, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)):
+        return value
+    if isinstance(value, Integral) and not isinstance(value, (bool, np.bool_)) and value >= 0:
+        return int(value)
+    raise ValueError(f"must be None, an integer >= 0 or a numpy Generator; got {value!r}")
 
 
 _TRANSDUCTIVE = ("The NMTF learners are transductive and take only per-task lists: choose their settings "
                  "with the project's own protocol (medmtl reproduce mts3flc-select).")
 
 
-def _check_int(value, name, low):
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
-    return int(value)
+_ITERATIONS = Interval(Integral, 0, None, closed="left")
+# The hyper-parameters both tri-factorisations take; MTS3FLC adds n_shared_topics.
+NMTF_PARAMETERS = {
+    "n_topics": [Interval(Integral, 1, None, closed="left")],
+    "max_iter": [_ITERATIONS],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "plsa_max_iter": [_ITERATIONS],
+    "C": [Interval(Real, 0, None, closed="neither")],
+    "fold_in_max_iter": [_ITERATIONS],
+    "normalize_memberships": [bool],
+    "random_state": [Checked(check_seed)],
+}
 
 
 def iterate(Xds, n_labeled, Fs, S, Rs, Gs, XGs, GGs, normalize_memberships=True):
@@ -106,19 +136,20 @@ def iterate(Xds, n_labeled, Fs, S, Rs, Gs, XGs, GGs, normalize_memberships=True)
 class _TriFactorization(BaseEstimator):
     """Fit machinery common to MTS3FLC and S3FLC; subclasses provide the start."""
 
-    def _n_shared(self):
-        raise NotImplementedError
+    _parameter_constraints = NMTF_PARAMETERS
 
     def _validate(self, Xs_labeled, ys, Xs_unlabeled):
-        self._check_params()
+        """The hyper-parameters as checked, and the checked inputs (copies) and classes."""
+        params = validate_params(self.get_params(deep=False), self._parameter_constraints, type(self).__name__)
+        params.setdefault("n_shared_topics", 0)
         check_task_list(Xs_labeled, "Xs_labeled", type(self).__name__, "fit")
         n_tasks = len(Xs_labeled)
         if n_tasks == 0:
             raise ValueError("Xs_labeled is empty; need at least one task")
-        if ys is None or len(ys) != n_tasks:
-            raise ValueError(f"Xs_labeled has {n_tasks} tasks but ys has {None if ys is None else len(ys)}")
+        ys = _check_label_list(ys, n_tasks)
         if Xs_unlabeled is None:
             Xs_unlabeled = [None] * n_tasks
+        check_task_list(Xs_unlabeled, "Xs_unlabeled", type(self).__name__, "fit")
         if len(Xs_unlabeled) != n_tasks:
             raise ValueError(f"Xs_labeled has {n_tasks} tasks but Xs_unlabeled has {len(Xs_unlabeled)}")
         XL, XU, Y = [], [], []
@@ -142,19 +173,13 @@ class _TriFactorization(BaseEstimator):
             raise ValueError(f"ys must hold labels of one kind (all numbers or all strings); {err}") from None
         if classes.size < 2:
             raise ValueError(f"the labelled documents hold a single class ({classes[0]!r}); need at least two")
-        if self._n_shared() > self.n_topics:
-            raise ValueError(f"n_shared_topics ({self._n_shared()}) cannot exceed n_topics ({self.n_topics})")
-        return XL, XU, Y, classes
-
-    def _check_params(self):
-        _check_int(self.n_topics, "n_topics", 1)
-        _check_int(self.max_iter, "max_iter", 0)
-        _check_int(self.plsa_max_iter, "plsa_max_iter", 0)
-        _check_int(self.fold_in_max_iter, "fold_in_max_iter", 0)
-        check_scalar_nonnegative(self.tol, "tol")
-        check_scalar_positive(self.C, "C")
-        if not isinstance(self.normalize_memberships, (bool, np.bool_)):
-            raise TypeError(f"normalize_memberships must be True or False, got {self.normalize_memberships!r}")
+        if params["n_shared_topics"] > params["n_topics"]:
+            raise ValueError(f"n_shared_topics ({params['n_shared_topics']}) cannot exceed n_topics "
+                             f"({params['n_topics']})")
+        check_feature_names(self, list(Xs_labeled) + list(Xs_unlabeled), reset=True,
+                            labels=[f"Xs_labeled[{i}]" for i in range(n_tasks)]
+                            + [f"Xs_unlabeled[{i}]" for i in range(n_tasks)])
+        return params, XL, XU, Y, classes
 
     def fit(self, Xs_labeled, ys, Xs_unlabeled=None):
         """Factorise all tasks jointly and label their unlabelled documents.
@@ -172,13 +197,13 @@ class _TriFactorization(BaseEstimator):
         -------
         self
         """
-        XL, XU, Y, classes = self._validate(Xs_labeled, ys, Xs_unlabeled)
-        rng = np.random.default_rng(self.random_state)
+        params, XL, XU, Y, classes = self._validate(Xs_labeled, ys, Xs_unlabeled)
+        rng = np.random.default_rng(params["random_state"])
         # The paper's step 1: each document (a column of X_i) sums to one. One CSR copy per task.
         Xds = [row_normalized(sp.vstack([xl, xu], format="csr"), "l1", copy=False) for xl, xu in zip(XL, XU)]
         n_labeled = [xl.shape[0] for xl in XL]
         G_labeled = [(classes[:, None] == y[None, :]).astype(float) for y in Y]
-        Fs, S, Rs, G_unlabeled = self._initialize(XL, XU, Y, Xds, classes, rng)
+        Fs, S, Rs, G_unlabeled = self._initialize(params, XL, XU, Y, Xds, classes, rng)
         Gs = [np.hstack([gl, gu]) for gl, gu in zip(G_labeled, G_unlabeled)]
 
         x_sq = [float(Xd.data @ Xd.data) for Xd in Xds]
@@ -187,15 +212,16 @@ class _TriFactorization(BaseEstimator):
         history = [objective(Xds, Fs, S, Rs, Gs, x_sq, XGs)]
         converged = False
         n_iter = 0
-        for n_iter in range(1, self.max_iter + 1):
-            S = iterate(Xds, n_labeled, Fs, S, Rs, Gs, XGs, GGs, self.normalize_memberships)
+        max_iter, tol = params["max_iter"], params["tol"]
+        for n_iter in range(1, max_iter + 1):
+            S = iterate(Xds, n_labeled, Fs, S, Rs, Gs, XGs, GGs, params["normalize_memberships"])
             history.append(objective(Xds, Fs, S, Rs, Gs, x_sq, XGs))
-            if self.tol > 0 and abs(history[-2] - history[-1]) <= self.tol * history[-2]:
+            if tol > 0 and abs(history[-2] - history[-1]) <= tol * history[-2]:
                 converged = True
                 break
-        if self.max_iter > 0 and not converged:
-            warnings.warn(f"{type(self).__name__} stopped at max_iter={self.max_iter} before the relative "
-                          f"decrease of the objective fell below tol={self.tol}", ConvergenceWarning)
+        if max_iter > 0 and not converged:
+            warnings.warn(f"{type(self).__name__} stopped at max_iter={max_iter} before the relative "
+                          f"decrease of the objective fell below tol={tol}", ConvergenceWarning)
 
         self.classes_ = classes
         self.n_tasks_ = len(Xds)
@@ -207,6 +233,7 @@ class _TriFactorization(BaseEstimator):
         self.transduction_ = [classes[np.argmax(G, axis=0)] for G in self.memberships_]
         self.objective_ = np.asarray(history)
         self.n_iter_ = n_iter
+        self._fold_in_max_iter = params["fold_in_max_iter"]
         return self
 
     def associations(self, task):
@@ -240,15 +267,18 @@ class _TriFactorization(BaseEstimator):
         check_task_list(Xs, "Xs", type(self).__name__, "fold_in")
         if len(Xs) != self.n_tasks_:
             raise ValueError(f"Xs must be a list of {self.n_tasks_} per-task matrices; got {len(Xs)}")
+        checked = [None if X is None else check_documents(X, f"Xs[{i}]", self.n_features_in_)
+                   for i, X in enumerate(Xs)]
+        check_feature_names(self, Xs, reset=False)
         out = []
-        for i, X in enumerate(Xs):
+        for i, X in enumerate(checked):
             if X is None:
                 out.append(np.zeros((self.classes_.size, 0)))
                 continue
-            Xd = row_normalized(check_documents(X, f"Xs[{i}]", self.n_features_in_), "l1")
+            Xd = row_normalized(X, "l1", copy=False)
             F, St = self.topics_[i], self.associations(i)
             G = np.full((self.classes_.size, Xd.shape[0]), 1.0 / self.classes_.size)
-            for _ in range(self.fold_in_max_iter):
+            for _ in range(self._fold_in_max_iter):
                 G = update_G_unlabeled(Xd, 0, F, St, G, EPS)
             out.append(G)
         return out
@@ -282,8 +312,7 @@ class _TriFactorization(BaseEstimator):
         float
         """
         predictions = self.predict(Xs)
-        if len(ys) != len(predictions):
-            raise ValueError(f"Xs has {len(predictions)} tasks but ys has {len(ys)}")
+        ys = _check_label_list(ys, len(predictions), what="Xs")
         ys = [check_labels(y, p.size, f"ys[{i}]") for i, (p, y) in enumerate(zip(predictions, ys))]
         return float(np.mean([np.mean(p == y) for p, y in zip(predictions, ys) if len(y)]))
 
@@ -374,18 +403,17 @@ class MTS3FLC(_TriFactorization):
         self.fold_in_max_iter = fold_in_max_iter
         self.random_state = random_state
 
-    def _n_shared(self):
-        return _check_int(self.n_shared_topics, "n_shared_topics", 0)
+    _parameter_constraints = {**NMTF_PARAMETERS, "n_shared_topics": [Interval(Integral, 0, None, closed="left")]}
 
-    def _initialize(self, XL, XU, Y, Xds, classes, rng):
-        k_s = self.n_shared_topics
+    def _initialize(self, params, XL, XU, Y, Xds, classes, rng):
+        k_s = params["n_shared_topics"]
         shared = None
         if k_s:
-            shared, _ = plsa(sp.vstack(Xds, format="csr"), k_s, self.plsa_max_iter, rng)
-        Fs, S, Rs = initial_factors(Xds[0].shape[1], self.n_topics, k_s, classes.size, len(Xds), shared, rng)
+            shared, _ = plsa(sp.vstack(Xds, format="csr"), k_s, params["plsa_max_iter"], rng)
+        Fs, S, Rs = initial_factors(Xds[0].shape[1], params["n_topics"], k_s, classes.size, len(Xds), shared, rng)
         # Pooled logistic regression, as the paper starts MTS3FLC.
         pooled = sp.vstack(XL, format="csr")
-        G_all = logistic_start(pooled, np.concatenate(Y), sp.vstack(XU, format="csr"), classes, self.C)
+        G_all = logistic_start(pooled, np.concatenate(Y), sp.vstack(XU, format="csr"), classes, params["C"])
         bounds = np.cumsum([0] + [xu.shape[0] for xu in XU])
         G_unlabeled = [G_all[:, a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         return Fs, S, Rs, G_unlabeled
@@ -433,18 +461,15 @@ class S3FLC(_TriFactorization):
         self.fold_in_max_iter = fold_in_max_iter
         self.random_state = random_state
 
-    def _n_shared(self):
-        return 0
-
-    def _initialize(self, XL, XU, Y, Xds, classes, rng):
-        K = self.n_topics
+    def _initialize(self, params, XL, XU, Y, Xds, classes, rng):
+        K = params["n_topics"]
         Fs, Rs, G_unlabeled = [], [], []
         for i, Xd in enumerate(Xds):
             if np.unique(Y[i]).size < 2:
                 raise ValueError(f"task {i} has labelled documents of one class only; S3FLC starts each "
                                  "task from its own logistic regression, which needs two")
-            topics, _ = plsa(Xd, K, self.plsa_max_iter, rng)
+            topics, _ = plsa(Xd, K, params["plsa_max_iter"], rng)
             Fs.append(topics / np.maximum(topics.sum(axis=1, keepdims=True), EPS))
             Rs.append(np.full((K, classes.size), 1.0 / K))
-            G_unlabeled.append(logistic_start(XL[i], Y[i], XU[i], classes, self.C))
+            G_unlabeled.append(logistic_start(XL[i], Y[i], XU[i], classes, params["C"]))
         return Fs, np.zeros((0, classes.size)), Rs, G_unlabeled

@@ -362,3 +362,103 @@ def test_clear_cache_removes_one_grid_or_all_and_only_cache_files(tmp_path):
     assert clear_cache(tmp_path) == 2
     assert [p.name for p in (tmp_path / "two").iterdir()] == ["notes.txt"]
     assert clear_cache(tmp_path / "nothing-here") == 0
+
+
+
+# ------------------------------------------------------------------------- unwritable folders
+def _unwritable(folder, fill=None):
+    """``folder``, made so that nothing can be written in it, after ``fill(folder)``.
+
+    Its write permissions are removed; where that does not stop writes (running as root),
+    the folder becomes a regular file, under which nobody can write, and a folder that has
+    to be partly filled first is skipped.
+    """
+    folder.mkdir(parents=True)
+    if fill is not None:
+        fill(folder)
+    for path in [*folder.rglob("*"), folder]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    probe = folder / "probe"
+    try:
+        probe.write_text("")
+    except OSError:
+        return folder
+    probe.unlink()
+    if fill is not None:
+        pytest.skip("running as root: removing write permissions does not stop writes, and a partly filled "
+                    "folder cannot be a regular file")
+    folder.chmod(0o755)
+    folder.rmdir()
+    folder.write_text("a regular file where the cache folder would be")
+    return folder
+
+
+@pytest.fixture
+def restore_permissions(tmp_path):
+    yield
+    for path in [tmp_path, *tmp_path.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)  # so that pytest can remove tmp_path
+
+
+def _fill(folder):
+    """Store one cell of the grid "partial" in ``folder``."""
+    run_grid(counted, [{"a": 1, "log": str(folder.parent / "fill-log")}], name="partial",
+             options=RunOptions(cache_dir=folder, progress=False))
+
+
+FILLS = pytest.mark.parametrize("fill", [None, _fill], ids=["empty", "partly filled"])
+
+
+@FILLS
+@pytest.mark.parametrize("how", ["cache_dir", "MEDMTL_CACHE"])
+def test_a_chosen_cache_folder_that_cannot_be_written_is_an_error_before_any_cell(
+        tmp_path, monkeypatch, restore_permissions, fill, how):
+    folder = _unwritable(tmp_path / "cache", fill)
+    log = tmp_path / "log"
+    cells = [{"a": a, "log": str(log)} for a in (1, 2)]
+    if how == "MEDMTL_CACHE":
+        monkeypatch.setenv("MEDMTL_CACHE", str(folder))
+        options = RunOptions(progress=False)
+    else:
+        options = RunOptions(cache_dir=folder, progress=False)
+    expected = f"cache folder {re.escape(str(folder / 'partial'))} cannot be written .*--no-cache"
+    with pytest.raises(PermissionError, match=expected):
+        run_grid(counted, cells, name="partial", options=options)
+    assert not log.exists()  # raised before the first cell
+    uncached = run_grid(counted, cells, name="partial", options=RunOptions(use_cache=False, progress=False))
+    assert log.read_text().split() == ["1", "2"]
+    assert same(uncached, [counted({**c, "log": str(tmp_path / "other-log")}) for c in cells])
+
+
+@FILLS
+def test_the_default_cache_folder_that_cannot_be_written_warns_and_runs_uncached(
+        tmp_path, monkeypatch, restore_permissions, fill):
+    monkeypatch.delenv("MEDMTL_CACHE", raising=False)
+    _unwritable(tmp_path / "work" / ".medmtl_cache", fill)
+    monkeypatch.chdir(tmp_path / "work")
+    log = tmp_path / "log"
+    cells = [{"a": a, "log": str(log)} for a in (1, 2)]
+    for run in (1, 2):  # nothing was stored: the second run computes every cell again
+        with pytest.warns(CacheWarning, match="default experiment cache folder .* cannot be written .*running "
+                                              "without the cache"):
+            values = run_grid(counted, cells, name="partial", options=RunOptions(progress=False))
+        assert same(values, [counted({**c, "log": str(tmp_path / "other-log")}) for c in cells])
+        assert log.read_text().split() == ["1", "2"] * run
+
+
+def test_the_command_line_names_a_cache_folder_that_cannot_be_written(tmp_path, restore_permissions, capsys):
+    from medmtl.experiments import cli
+
+    folder = _unwritable(tmp_path / "cache")
+    status = cli.main(["reproduce", "dermatology", "--quick", "--out", str(tmp_path / "out"),
+                       "--cache-dir", str(folder)])
+    assert status == 2
+    assert re.search(f"medmtl: the experiment cache folder {re.escape(str(folder))}.* cannot be written",
+                     capsys.readouterr().err)
+
+
+def test_clearing_a_cache_folder_that_cannot_be_written_is_a_clear_error(tmp_path, restore_permissions):
+    folder = _unwritable(tmp_path / "cache", _fill)
+    with pytest.raises(PermissionError, match=f"cannot clear the experiment cache folder "
+                                              f"{re.escape(str(folder / 'partial'))}"):
+        clear_cache(folder, "partial")

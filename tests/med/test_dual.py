@@ -306,3 +306,55 @@ def test_the_bound_qp_goes_to_any_qp_solver():
         values.append(problem.value)
     assert values[0] == pytest.approx(values[1], rel=1e-6)
     assert values[1] >= dual.objective(at)
+
+
+# ------------------------------------------------------------------------------ label convention
+BUILDERS = {
+    "svm_dual": lambda Xs, ys: svm_dual(Xs, ys, "linear", C=1.0),
+    "feature_selection_dual": lambda Xs, ys: feature_selection_dual(Xs, ys, C=1.0, alpha=1.0),
+    "kernel_selection_dual": lambda Xs, ys: kernel_selection_dual(Xs, ys, ["linear", RBFKernel(0.5)], C=1.0,
+                                                                  alpha=1.0),
+    "adaptive_pooling_dual": lambda Xs, ys: adaptive_pooling_dual(Xs, ys, "linear", C=1.0, alpha=1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+@pytest.mark.parametrize("relabel, shown", [
+    (lambda y: (y + 1) // 2, "[1, 0]"),
+    (lambda y: np.where(y > 0, "yes", "no"), "['yes', 'no']"),
+    (lambda y: y > 0, "[True, False]"),
+    (lambda y: np.where(np.arange(y.size) == 3, np.nan, y), "nan"),
+])
+def test_the_builders_take_labels_in_plus_minus_one_only(name, relabel, shown):
+    Xs, ys = make_tasks(M=2, T=10, D=3)
+    ys = [np.r_[1, -1, y[2:]] for y in ys]
+    with pytest.raises(ValueError) as err:
+        BUILDERS[name](Xs, [ys[0], relabel(ys[1])])
+    message = str(err.value)
+    assert message.startswith(f"{name}: ys[1] must hold classification labels in {{-1, +1}}")
+    assert shown in message and "estimators" in message and "any two labels" in message
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_plus_minus_one_labels_as_ints_or_floats_build_the_same_dual(name):
+    Xs, ys = make_tasks(M=2, T=10, D=3)
+    rng = np.random.default_rng(0)
+    as_int, as_float = BUILDERS[name](Xs, ys), BUILDERS[name](Xs, [y.astype(float) for y in ys])
+    lam = random_feasible(as_int, rng)
+    assert as_int.objective(lam) == as_float.objective(lam)
+
+
+def test_the_builders_regression_targets_stay_real_numbers():
+    Xs, ys = make_regression_tasks(M=2, T=10, D=3)
+    dual = feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=True, epsilon=0.1)
+    assert dual.n == 40
+
+
+def test_ising_structure_takes_spins_in_plus_minus_one_only():
+    from medmtl.med.builders import ising_structure_dual
+
+    X = np.array([[1, 1, -1], [-1, -1, 1], [1, -1, 1], [-1, 1, -1]], dtype=float)
+    assert ising_structure_dual(X).n == 12
+    with pytest.raises(ValueError, match=r"ising_structure_dual: X must hold spins in \{-1, \+1\}; found \[1.0, 0.0\]"
+                                         ".*MEDGraphicalModel takes samples coded \\{0, 1\\}"):
+        ising_structure_dual((X + 1) / 2)

@@ -291,3 +291,101 @@ def test_predict_errors(data):
         model.predict(XU[:2])
     with pytest.raises(ValueError, match="words"):
         model.predict([XU[0][:, :5], None, None])
+
+
+# ------------------------------------------------------------------ inputs refused or read right
+NMTF = [MTS3FLC, S3FLC, SingleTaskLogisticRegression, PooledLogisticRegression]
+
+
+@pytest.mark.parametrize("cls", NMTF)
+def test_every_hyper_parameter_is_declared_once(cls):
+    assert set(cls._parameter_constraints) == set(cls().get_params())
+
+
+@pytest.mark.parametrize("cls", [MTS3FLC, S3FLC])
+@pytest.mark.parametrize("params, message", [
+    ({"max_iter": 10 ** 30}, r"max_iter must be >= 0 \(a finite integer\); got 10{30} \(too large for a 64-bit"),
+    ({"fold_in_max_iter": 2 ** 64}, "fold_in_max_iter must be >= 0 .*too large for a 64-bit integer"),
+    ({"plsa_max_iter": True}, "plsa_max_iter must be >= 0 .*got True"),
+    ({"n_topics": np.nan}, "n_topics must be >= 1 .*got nan"),
+    ({"tol": np.inf}, "tol must be >= 0 .*got inf"),
+    ({"C": 10 ** 400}, r"C must be > 0 .*\(too large for a float\)"),
+    ({"normalize_memberships": 1}, "normalize_memberships must be a bool; got 1"),
+    ({"random_state": -1}, "random_state: must be None, an integer >= 0 or a numpy Generator; got -1"),
+    ({"random_state": True}, "random_state: must be None, an integer >= 0 or a numpy Generator; got True"),
+])
+def test_hyper_parameters_numpy_cannot_take_are_named(data, cls, params, message):
+    XL, yL, XU, _ = data
+    with pytest.raises(ValueError, match=rf"^{cls.__name__}: {message}"):
+        cls(**{"n_topics": 4, **params}).fit(XL, yL, XU)
+
+
+@pytest.mark.parametrize("cls", [SingleTaskLogisticRegression, PooledLogisticRegression])
+def test_the_baselines_name_a_c_numpy_cannot_take(data, cls):
+    XL, yL, _, _ = data
+    with pytest.raises(ValueError, match=rf"^{cls.__name__}: C must be > 0 .*too large for a float"):
+        cls(C=10 ** 400).fit(XL, yL)
+
+
+def test_a_fit_without_unlabelled_documents_works(data):
+    XL, yL, XU, _ = data
+    for model in (MTS3FLC(n_topics=4, n_shared_topics=2, random_state=0), S3FLC(n_topics=4, random_state=0)):
+        quiet_fit(model, XL, yL)
+        assert [t.shape for t in model.transduction_] == [(0,), (0,), (0,)]
+        assert [p.shape for p in model.predict(XU)] == [(X.shape[0],) for X in XU]
+
+
+def _named(Xs, columns):
+    pd = pytest.importorskip("pandas")
+    return [pd.DataFrame(X.toarray(), columns=columns) for X in Xs]
+
+
+@pytest.mark.parametrize("cls", NMTF)
+def test_dataframes_keep_scikit_learns_feature_name_contract(data, cls):
+    XL, yL, XU, _ = data
+    words = [f"w{j}" for j in range(XL[0].shape[1])]
+    model = cls() if cls in (SingleTaskLogisticRegression, PooledLogisticRegression) else cls(n_topics=4,
+                                                                                               random_state=0)
+    if cls is MTS3FLC:
+        model.set_params(n_shared_topics=2)
+    args = (_named(XL, words), yL) + ((_named(XU, words),) if cls in (MTS3FLC, S3FLC) else ())
+    quiet_fit(model, *args)
+    assert model.feature_names_in_.tolist() == words
+    plain = quiet_fit(clone(model), XL, yL, *((XU,) if cls in (MTS3FLC, S3FLC) else ()))
+    for a, b in zip(model.predict(_named(XU, words)), plain.predict(XU)):
+        np.testing.assert_array_equal(a, b)
+    reordered = [X[words[::-1]] for X in _named(XU, words)]
+    with pytest.raises(ValueError, match=r"Xs\[0\]: The feature names should match those that were passed during "
+                                         "fit.\nFeature names must be in the same order"):
+        model.predict(reordered)
+
+
+def test_labelled_and_unlabelled_documents_share_one_set_of_column_names(data):
+    XL, yL, XU, _ = data
+    words = [f"w{j}" for j in range(XL[0].shape[1])]
+    with pytest.raises(ValueError, match=r"Xs_unlabeled\[0\] has no column names but Xs_labeled\[0\] has columns"):
+        MTS3FLC(n_topics=4, n_shared_topics=2).fit(_named(XL, words), yL, XU)
+    with pytest.raises(ValueError, match=r"Xs_labeled\[1\] has columns \['w39', .* but Xs_labeled\[0\] has"):
+        MTS3FLC(n_topics=4, n_shared_topics=2).fit(
+            [_named(XL, words)[0], _named(XL, words[::-1])[1], _named(XL, words)[2]], yL, _named(XU, words))
+
+
+def test_documents_that_are_not_real_numbers_or_have_no_words_are_refused(data):
+    XL, yL, XU, _ = data
+    dates = [(X.toarray() * 1e3).astype("int64").astype("datetime64[s]") for X in XL]
+    with pytest.raises(ValueError, match=r"Xs_labeled\[0\] holds dates or durations"):
+        MTS3FLC(n_topics=4, n_shared_topics=2).fit(dates, yL, XU)
+    with pytest.raises(ValueError, match=r"Xs_labeled\[0\] has no features"):
+        MTS3FLC(n_topics=4, n_shared_topics=2).fit([X[:, :0] for X in XL], yL)
+    with pytest.raises(ValueError, match="complex numbers"):
+        S3FLC(n_topics=4).fit(XL, yL, [sp.csr_matrix(X, dtype=complex) for X in XU])
+
+
+def test_generators_are_refused(data):
+    XL, yL, XU, _ = data
+    with pytest.raises(TypeError, match="ys is a generator, which can be read only once"):
+        MTS3FLC(n_topics=4, n_shared_topics=2).fit(XL, (y for y in yL), XU)
+    with pytest.raises(TypeError, match="Xs_unlabeled is a generator"):
+        MTS3FLC(n_topics=4, n_shared_topics=2).fit(XL, yL, (X for X in XU))
+    with pytest.raises(TypeError, match="Xs is a generator"):
+        PooledLogisticRegression().fit((X for X in XL), yL)
