@@ -21,7 +21,7 @@ kernels are compiled, with BLAS limited to ``--threads`` threads (``default``: B
 ``--shapes`` adds where the coordinate method's passes go: 50 nodes, 1,000 samples, the same
 couplings on four graphs (no edges; a perfect matching, every node of degree 1; a chain; the
 random graph of degree at most 3), each solved by the passes alone and with the proximal
-Newton finish (:mod:`medmtl.med.solvers.coordinate_prox`, the default): time, passes, face
+Newton finish (:mod:`medmtl.med.solvers.ssnal`, the default): time, passes, face
 steps, the finish's Newton steps, status and KKT gap.
 
 Measured on 2026-11-26 (2 cores, default BLAS threads, default tolerances):

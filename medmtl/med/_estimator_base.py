@@ -126,8 +126,15 @@ SOLUTION_DOC = """\
     n_iter_ : int
         Number of iterations the solution method ran.
     solver_status_ : str
-        ``"converged"`` (``"optimal"`` for the direct solve) when the method met its
-        stopping rule, else what stopped it, e.g. ``"max_iter"``.
+        ``"converged"`` (``"optimal"`` for the direct solve, ``"rounding"`` when the KKT
+        gap is at the rounding floor of the arithmetic) when the method met its stopping
+        rule, else what stopped it, e.g. ``"max_iter"``.
+    method_used_ : str
+        The method that solved the dual (what ``method="auto"`` chose).
+    solver_info_ : dict
+        The method's own record (:attr:`MEDSolution.info <medmtl.med.solvers.MEDSolution>`):
+        e.g. its KKT gap, ``duality_gap`` (a certified bound on how far ``objective_`` is
+        below the optimum), and any hand-over to another method or fallback it took.
 """
 
 SELECTION_PARAMETERS = {
@@ -419,6 +426,8 @@ class MEDEstimator(BaseEstimator):
         self.objective_path_ = np.asarray(sol.objective_path, dtype=float)
         self.n_iter_ = int(sol.n_iter)
         self.solver_status_ = sol.status
+        self.method_used_ = sol.method
+        self.solver_info_ = dict(sol.info)
 
     def _task_scores(self, X, m):
         """Decision values of task ``m``'s model for ``X``, shape (n_samples,).

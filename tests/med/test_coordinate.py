@@ -251,28 +251,6 @@ def test_project_keeps_the_multipliers_it_is_told_to_keep():
         dual.project(np.array([1.0, 1.0, 0.0, 0.0]), keep=np.array([True, True, True, False]))
 
 
-def test_a_task_whose_free_multipliers_cannot_take_its_residual_moves_the_fewest_bound_ones():
-    # The one free multiplier (1e-6, a = -1) cannot take the residual -3e-6 out. The check
-    # then fell back to the Euclidean projection, which pulled every multiplier at a bound
-    # off it (KKT gap 2; on Ising duals, tasks with one or two free multipliers). Now the
-    # multiplier at a bound that the KKT conditions hold there least (its slack) is
-    # released, and only the free one and it move.
-    from medmtl.med.dual import MEDDual
-    from medmtl.med.solvers.coordinate import _meet_equalities
-
-    dual = MEDDual(c=np.ones(5), lo=0.0, hi=1.0, a=[1.0, 1.0, -(1.0 + 2e-6), -1.0, 1.0],
-                   groups=[np.arange(5)], Phi0=np.eye(5))
-    lam = np.array([1.0, 0.0, 1.0, 1e-6, 0.0])
-    slack = np.array([0.5, 0.3, 0.1, 0.0, 0.2])
-    x = _meet_equalities(dual, lam, lambda: slack)
-    assert abs(dual.a @ x) <= 1e-15
-    assert np.all((x >= 0) & (x <= 1))
-    assert np.all(x[1:] <= lam[1:])      # nothing pulled off its bound against the need
-    # 0 cannot help (at 1 with a = 1); 2 has the smallest slack of 1, 2 and 4
-    assert x[0] == 1.0 and x[1] == 0.0 and x[4] == 0.0
-    assert x[2] < 1.0
-
-
 def test_a_looser_tolerance_takes_no_more_passes_than_the_default(monkeypatch):
     # 20 nodes, 300 samples: at kkt_tol = 1e-3 five checks fell back to the Euclidean
     # projection (tasks with one or two free multipliers) and the solve took 421 passes,

@@ -160,6 +160,7 @@ def test_task_block_path_agrees_with_the_column_cache_path(kind):
 
 
 def test_iteration_cap_warns_once():
+    # an iteration cap the caller set is kept: no finish by another method
     dual = model_dual("fs_multi", alpha=300.0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -322,15 +323,15 @@ def test_kernel_solve_leaves_inputs_alone():
         newton(dual, cache_size=0)
 
 
-def test_an_unreachable_tolerance_returns_at_the_rounding_floor_with_one_warning():
+def test_an_unreachable_tolerance_returns_at_the_rounding_floor_without_a_warning():
+    # the answer is as exact as the arithmetic allows: a warning would be beside a right one
     dual = model_dual("fs_single")
     ref = newton(dual)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         sol = newton(dual, kkt_tol=1e-300)
     assert sol.status == "rounding"
-    assert [w.category for w in caught] == [ConvergenceWarning]
-    assert "rounding" in str(caught[0].message)
+    assert caught == []
     assert sol.objective == pytest.approx(ref.objective, rel=1e-10)
 
 
@@ -343,15 +344,16 @@ def _badly_scaled_poly(regression):
 
 
 @pytest.mark.parametrize("regression", [True, False])
-def test_a_badly_scaled_kernel_ends_with_one_warning(regression):
-    # Newton's SMO crawls on this ill-conditioned kernel; the run must end by the rounding
-    # floor or by its pair-step budget, with a single warning and J above J(0)
+def test_a_badly_scaled_kernel_ends_with_at_most_one_warning(regression):
+    # Newton's SMO crawls on this ill-conditioned kernel; the run must end (by the rounding
+    # floor, or by its pair-step budget and the finish it hands over to) with at most one
+    # warning, J above J(0) and the equalities met
     dual = _badly_scaled_poly(regression)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         sol = newton(dual, max_steps=200_000)
-    assert sol.status in ("converged", "rounding", "max_steps")
-    assert len(caught) == (sol.status != "converged")
+    assert sol.status in ("converged", "rounding", "stalled")
+    assert len(caught) <= 1
     assert all(w.category is ConvergenceWarning for w in caught)
     assert sol.objective > 0
     assert dual.kkt_violation(sol.lam)["equality"] <= 1e-8 * np.abs(sol.lam).sum()

@@ -3,16 +3,21 @@
 ``solve(dual, method="auto", *, solver=None, options=None, init=None) -> MEDSolution`` runs
 any registered method: the built-in ``"auto"`` (the default), ``"newton"`` (projected
 Newton with SMO subproblems), ``"cd"`` (coordinate steps in feature space, for factor
-models), ``"bound"`` (Algorithm 1) and ``"direct"`` (CVXPY, the reference answer), or one
-a researcher adds by subclassing :class:`Method` and calling :func:`register_method` (``docs/extending/add_a_solver.md`` shows how). Every estimator's
-``method=`` takes the same names, and its ``solver_options`` are the method's options.
+models), ``"ssnal"`` (proximal point steps solved by semismooth Newton in the weights),
+``"bound"`` (Algorithm 1) and ``"direct"`` (CVXPY, the reference answer), or one a
+researcher adds by subclassing :class:`Method` and calling :func:`register_method`
+(``docs/extending/add_a_solver.md`` shows how). Every estimator's ``method=`` takes the same
+names, and its ``solver_options`` are the method's options. Every answer carries a
+certified bound on how far its ``J`` is below the optimum, ``info["duality_gap"]``.
 
 Modules: :mod:`~medmtl.med.solvers.base` (the contract), :mod:`~.registry` (the registry,
-the ``"auto"`` policy, :func:`solve`), one module per method (:mod:`~.newton`,
-:mod:`~.coordinate`, :mod:`~.bound`, :mod:`~.direct`) and their parts: the Newton models
-(:mod:`~.newton_models`), their Gram storage (:mod:`~.gram_storage`), SMO (:mod:`~.smo`),
-the coordinate passes, face steps and proximal Newton finish (:mod:`~.coordinate_steps`,
-:mod:`~.coordinate_face`, :mod:`~.coordinate_prox`) and Algorithm 1's block QPs (:mod:`~.qp`).
+the ``"auto"`` policy, :func:`solve`), :mod:`~.kkt` (what every method measures alike: the
+KKT gap, the duality gap, the rounding floor, the line search), one module per method
+(:mod:`~.newton`, :mod:`~.coordinate`, :mod:`~.ssnal`, :mod:`~.bound`, :mod:`~.direct`) and
+their parts: the Newton models (:mod:`~.newton_models`), their Gram storage
+(:mod:`~.gram_storage`), SMO (:mod:`~.smo`), the coordinate passes and face steps
+(:mod:`~.coordinate_steps`, :mod:`~.coordinate_face`) and Algorithm 1's block QPs
+(:mod:`~.qp`).
 
 Examples
 --------
@@ -26,7 +31,7 @@ Examples
 >>> bool(abs(a.objective - b.objective) <= 1e-6 * abs(b.objective))
 True
 >>> sorted(METHODS)
-['auto', 'bound', 'cd', 'direct', 'newton']
+['auto', 'bound', 'cd', 'direct', 'newton', 'ssnal']
 """
 
 from .base import (

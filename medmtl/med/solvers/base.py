@@ -150,7 +150,7 @@ class Method(ABC):
     >>> newton.check_options({"cache": 1})
     Traceback (most recent call last):
     ...
-    ValueError: unknown options ['cache'] for method 'newton'; valid options: cache_size, group_grams, kkt_tol, max_iter, max_steps, shrinking, tol
+    ValueError: unknown options ['cache'] for method 'newton'; valid options: cache_size, group_grams, handover, kkt_tol, max_iter, max_steps, shrinking, tol
     """
 
     name = ""

@@ -28,13 +28,15 @@ multipliers of a task, so a single coordinate cannot move on its own. Two parts 
   (text, ``n`` much larger than ``D``) coordinate steps alone need thousands of passes;
   with the face steps tens (the measurements are in ``benchmarks/bench_med.py``'s notes).
 
-* a proximal Newton finish (:mod:`~.coordinate_prox`), tried once the passes have gone on
-  for ``_FINISH_AFTER`` passes with a gradient spread below ``_FINISH_SPREAD`` of ``max|c|``
-  without converging: proximal point steps on the dual, each solved by a semismooth Newton
-  method in the space of the weights and biases, where the answer is unique even when the
-  optimal multipliers are not (degenerate duals, where the passes crawl along a face of
-  optimal multipliers: the Ising structure duals). It takes duals whose every column
-  belongs to one task; the check then measures its answer as any other.
+* a proximal Newton finish (:mod:`~.ssnal`, the method ``"ssnal"`` from the passes' point),
+  tried once the passes have gone on for ``_FINISH_AFTER`` passes without converging, and
+  again whenever they have doubled: proximal point steps on the dual, each solved by a
+  semismooth Newton method in the space of the weights and biases, where the answer is
+  unique even when the optimal multipliers are not (degenerate duals, where the passes
+  crawl along a face of optimal multipliers: the Ising structure duals) and where the scale
+  of the features does not slow the steps down (raw features, whose badly conditioned
+  Hessian makes coordinate steps crawl). It takes every dual whose factors fit one of its
+  layouts; the check then measures its answer as any other.
 
 When a pass finds every projected gradient below tolerance and the residuals below
 ``1e-10`` of the task's ``sum |a_i lam_i|``, the residuals are taken out of the free
@@ -53,7 +55,6 @@ import numpy as np
 
 from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_option
 from .coordinate_face import face_step
-from .coordinate_prox import prox_newton
 from .coordinate_steps import (
     coordinate_pass,
     full_gradient,
@@ -62,8 +63,9 @@ from .coordinate_steps import (
     switched_sum,
 )
 from .gram_storage import FactorRows
-from .newton import _max_gap, _scaled_box
-from .smo import _ROUNDING_UNITS, diag_hessian
+from .kkt import ROUNDING_UNITS, absorb_residuals, max_gap, meet_equalities, scaled_box
+from .smo import diag_hessian
+from . import ssnal
 from .threads import one_blas_thread
 
 __all__ = ["CoordinateMethod"]
@@ -93,14 +95,11 @@ _REFRESH_PASSES = 16
 # (measured on 20 Newsgroups, the spam users and dense n = 5,000, D = 1,000: 0.01 takes
 # 20-50 % fewer passes than an unchanged free set, and 0.05 no fewer than 0.01).
 _FACE_CHANGE = 0.01
-# The proximal Newton finish (:mod:`~.coordinate_prox`) is tried once the passes have gone
-# on this long and their gradient spread is below this fraction of max|c|, and again after
-# twice as many passes if it did not converge. Most duals converge within fewer passes and
-# never take it; on the Ising structure duals the passes fall below 1e-2 within 30 passes
-# and then crawl (100 nodes x 1,000 samples: 1,000 passes and a gap of 3e-5, where the
-# finish from pass 50 converges in about 60 Newton steps).
+# The proximal Newton finish (:mod:`~.ssnal`) is tried once the passes have gone on this
+# long without converging, and again after twice as many passes if it did not converge.
 _FINISH_AFTER = 50
-_FINISH_SPREAD = 1e-2
+# Proximal steps of one finish at most.
+_FINISH_STEPS = 40
 
 
 class CoordinateMethod(Method):
@@ -126,9 +125,8 @@ class CoordinateMethod(Method):
     random_state : int, default=0
         Seed of the order in which each pass visits the multipliers.
 
-    The iterations (``n_iter``) are the passes, the face steps and the finish's Newton
-    steps; the objective path holds
-    ``J`` after each. Between checks the multipliers meet the equalities only up to the
+    The iterations (``n_iter``) are the passes; the objective path holds ``J`` after each
+    (after the pass's face step or finish, when it took one). Between checks the multipliers meet the equalities only up to the
     augmented Lagrangian's residual, so the path need not rise monotonically; the answer is
     feasible. The status is ``"converged"``, ``"max_iter"`` or ``"rounding"`` (stopped at the
     rounding floor of the full gradient, above ``kkt_tol``). The solution's ``info`` holds
@@ -174,7 +172,7 @@ class CoordinateMethod(Method):
             intercepts=dual.intercepts(lam, run.grad),
             objective=run.J_checked,
             objective_path=np.asarray(run.path),
-            n_iter=run.passes + run.faces + run.newton_steps,
+            n_iter=run.passes,
             status=run.status,
             switch_posterior=run.s.copy(),
             method=self.name,
@@ -193,80 +191,6 @@ def _settled(free, last):
         return False
     changed = np.setxor1d(free, last, assume_unique=True).size
     return changed <= max(1, int(_FACE_CHANGE * free.size))
-
-
-def _absorb_residuals(dual, lam, free):
-    """``lam`` with each task's equality residual taken out of its free multipliers
-    ``free`` along ``a``, or None if some would leave the box."""
-    lam = lam.copy()
-    a = dual.a[free]
-    grp = dual.group_of[free]
-    resid = np.bincount(dual.group_of, dual.a * lam, minlength=len(dual.groups))
-    norm = np.bincount(grp, a * a, minlength=resid.size)
-    fixable = norm > 0
-    if np.any(resid[~fixable] != 0):
-        return None
-    step = np.divide(resid, norm, out=np.zeros_like(resid), where=fixable)
-    x = lam[free] - step[grp] * a
-    if np.any(x < dual.lo[free]) or np.any(x > dual.hi[free]):
-        return None
-    lam[free] = x
-    return lam
-
-
-def _meet_equalities(dual, lam, slack):
-    """``lam`` with the equalities met: the residuals taken out of the free multipliers
-    along ``a`` where they can absorb them (none at a bound leaves it), else the projection
-    that moves only the free multipliers (:meth:`MEDDual.project` with the others kept) and,
-    in a task whose free multipliers cannot meet its equality alone, the fewest multipliers
-    at a bound that can, those of smallest slack (how far the KKT conditions hold them at
-    their bound; ``slack()`` gives it for every multiplier) first; the Euclidean projection
-    only if that fails too.
-
-    Keeping the multipliers at their bounds matters: the Euclidean projection moves every
-    one of them by the same tiny step, and one pulled off its bound against its gradient
-    makes the KKT gap of the checked point as large as the gradient (100 nodes, 1,000
-    samples, C = 0.01, kkt_tol = 1e-2: gap 2.3 at every check, 516 passes instead of ~60;
-    20 nodes, 300 samples, C = 0.01, kkt_tol = 1e-3: five checks of gap 2.0, in tasks with
-    one or two free multipliers, and 421 passes where the default tolerance takes 239).
-    """
-    at_bound = (lam <= dual.lo) | (lam >= dual.hi)
-    fixed = _absorb_residuals(dual, lam, np.flatnonzero(~at_bound))
-    if fixed is not None:
-        return fixed
-    keep = _release(dual, lam, at_bound, slack)
-    try:
-        return dual.project(lam, keep=keep)
-    except ValueError:  # the released multipliers cannot meet some task's equality either
-        return dual.project(lam)
-
-
-def _release(dual, lam, at_bound, slack):
-    """The multipliers to keep at their bounds: all of them except, in each task whose free
-    multipliers cannot take twice its residual ``r_g = a_g^T lam_g`` out within the box,
-    those at a bound that can move against it, smallest ``slack()`` first, until together
-    they can."""
-    keep = at_bound.copy()
-    slacks = None
-    beta = dual.a * lam
-    resid = np.bincount(dual.group_of, beta, minlength=len(dual.groups))
-    blo, bhi = _scaled_box(dual)
-    for gi in np.flatnonzero(resid):
-        g = dual.groups[gi]
-        # how far each multiplier of the task can move a_g^T lam_g against the residual
-        room = beta[g] - blo[g] if resid[gi] > 0 else bhi[g] - beta[g]
-        # twice the residual: free multipliers that can just take it (one that must land
-        # exactly on its bound) leave a root the projection's search may not bracket
-        need = 2 * abs(resid[gi]) - room[~at_bound[g]].sum()
-        if need <= 0:
-            continue
-        if slacks is None:
-            slacks = slack()
-        can = np.flatnonzero(at_bound[g] & (room > 0))
-        order = can[np.argsort(slacks[g[can]], kind="stable")]
-        taken = np.cumsum(room[order])
-        keep[g[order[:np.searchsorted(taken, need) + 1]]] = False
-    return keep
 
 
 class _Run:
@@ -290,7 +214,7 @@ class _Run:
         self.kkt_eps = self.eps = options["kkt_tol"] * scale
         self.check_rtol = max(_CHECK_RTOL, 1e-2 * options["kkt_tol"])
         self.best = (-np.inf, None, None, None, np.inf)
-        self.blo, self.bhi = _scaled_box(dual)
+        self.blo, self.bhi = scaled_box(dual)
         n_groups = len(dual.groups)
         self.rho = self._penalties()
         self.shift = np.zeros(n_groups)
@@ -334,7 +258,7 @@ class _Run:
         full_gradient(rows.indptr, rows.indices, rows.data, rows.col_term, self.u, self.s,
                       self.dual.c, grad, size)
         size /= np.abs(self.dual.a)
-        return grad, 2 * _ROUNDING_UNITS * np.finfo(float).eps * float(np.max(size, initial=0.0))
+        return grad, 2 * ROUNDING_UNITS * np.finfo(float).eps * float(np.max(size, initial=0.0))
 
     def _slack(self):
         """``|grad_i / a_i - b_g|`` at the running ``u`` and the current estimates ``b_g`` of
@@ -353,12 +277,12 @@ class _Run:
         dual = self.dual
         self.checks += 1
         self.last_check = self.passes
-        self.lam = _meet_equalities(dual, self.lam, self._slack)
+        self.lam = meet_equalities(dual, self.lam, self._slack)
         self._exact_state()
         self.grad, floor = self._gradient()
         self.eps = max(self.kkt_eps, floor)
         beta = dual.a * self.lam
-        self.gap = _max_gap(self.grad / dual.a, beta, self.blo, self.bhi, dual)
+        self.gap = max_gap(self.grad / dual.a, beta, self.blo, self.bhi, dual)
         self.resid[:] = np.bincount(dual.group_of, dual.a * self.lam, minlength=len(dual.groups))
         self.shift[:] = dual.intercepts(self.lam, self.grad)
         if self.J_checked > self.best[0]:
@@ -370,7 +294,7 @@ class _Run:
         free multipliers can take the equalities' residuals without leaving the box;
         False (and no step) when they cannot."""
         dual, rows = self.dual, self.rows
-        new = _absorb_residuals(dual, self.lam, free)
+        new = absorb_residuals(dual, self.lam, free)
         if new is None:
             return False
         moved = np.flatnonzero(new != self.lam)
@@ -384,24 +308,26 @@ class _Run:
         self.shift[known] = bias[known]
         refresh_terms(self.u, self.col_term, self.q, self.s, self.log_alpha)
         self.resid[:] = np.bincount(dual.group_of, dual.a * self.lam, minlength=len(dual.groups))
-        self.path.append(self._objective())
+        self.path[-1] = self._objective()
         return True
 
-    def _prox_finish(self, spread):
-        """Proximal Newton steps from the passes' multipliers (:func:`prox_newton`), then
-        the check; True when it converged. Tried again after twice as many passes if not,
-        never again for a dual whose layout does not allow it."""
-        found = prox_newton(self.dual, self.rows, self.lam, spread, self.eps)
+    def _prox_finish(self):
+        """Proximal Newton steps (:func:`medmtl.med.solvers.ssnal.finish`) from the passes'
+        multipliers with the equalities met, then the check; True when it converged. Tried
+        again after twice as many passes if not, never again for a dual whose layout does
+        not allow it."""
+        start = meet_equalities(self.dual, self.lam, self._slack)
+        found = ssnal.finish(self.dual, self.rows, start, self.options["kkt_tol"], _FINISH_STEPS)
         if found is None:
             self.finish_at = np.inf
             return False
         self.finish_at = 2 * self.passes
-        self.lam, _, stats = found
+        self.lam, _, _, _, stats = found
         self.prox_steps += stats["prox_steps"]
         self.newton_steps += stats["newton_steps"]
         self.cg += stats["cg_iterations"]
         done = self._check()
-        self.path.append(self.J_checked)
+        self.path[-1] = self.J_checked
         return done
 
     def iterate(self):
@@ -444,8 +370,8 @@ class _Run:
             # residuals this small are taken out exactly by the check's projection
             checkable = np.all(np.abs(self.resid) <= self.check_rtol * mass)
             spread = pg_max - pg_min
-            if self.passes >= self.finish_at and self.eps < spread <= _FINISH_SPREAD * self.scale:
-                if self._prox_finish(spread):
+            if self.passes >= self.finish_at:
+                if self._prox_finish():
                     self._finish()
                     return
                 n_active, last_free = n, None

@@ -16,7 +16,7 @@ step). ``F_F`` are the free rows of the factors and ``W`` the curvature of ``J``
 space (1 on shared columns, ``s_t`` on term ``t``'s plus ``tau_t u_t u_t^T``,
 ``tau_t = s_t (1 - s_t)``), so every CG iteration is two sparse products with ``F_F``: no
 Gram matrix, column or block is formed. For a non-quadratic ``J`` the step is then cut by
-the exact line search on ``J`` (:func:`medmtl.med.solvers.newton._line_search`).
+the exact line search on ``J`` (:func:`medmtl.med.solvers.kkt.line_search`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .newton import _line_search
+from .kkt import line_search
 
 __all__ = ["face_step"]
 
@@ -111,7 +111,7 @@ def face_step(dual, rows, lam, u, q, s, free):
     v = FT @ d
     t = 1.0
     if dual.n_terms and dual.alpha > 0:
-        t = _line_search(dual.alpha, float(dual.c[free] @ d), _forms(dual.n_terms, q, ul, v, ct, sw))
+        t = line_search(dual.alpha, float(dual.c[free] @ d), _forms(dual.n_terms, q, ul, v, ct, sw))
         if not t > 0:
             return 0.0, its, bias
     lam[free] = np.clip(lam[free] + t * d, dual.lo[free], dual.hi[free])

@@ -17,6 +17,7 @@ import numpy as np
 
 from .base import Interval, MEDSolution, Method, Option
 from .bound import BoundMethod
+from .kkt import duality_gap
 from .qp import osqp_polish_setting
 
 __all__ = ["DirectMethod"]
@@ -29,11 +30,16 @@ _DIRECT_DEFAULTS = {
     "OSQP": dict(eps_abs=1e-10, eps_rel=1e-10, max_iter=100000, **osqp_polish_setting()),
 }
 _ITER_KEY = {"CLARABEL": "max_iter", "SCS": "max_iters", "ECOS": "max_iters", "OSQP": "max_iter"}
-# A second try when the first one fails: the solver's own default tolerances on the
-# objective normalised to O(1) (Clarabel then fails on none of the kernel-selection grid of
-# tests/med/test_direct.py where the first try alone fails on some).
-_RETRY_SETTINGS = {"CLARABEL": dict(tol_gap_abs=1e-8, tol_gap_rel=1e-8, tol_feas=1e-8,
-                                    tol_ktratio=1e-6)}
+# Further tries when an answer is not certified: Clarabel's equilibration run longer with
+# iterative refinement, then without equilibration (each the best of them on some badly
+# scaled dual: raw features, a dominant column), then its own default tolerances on the
+# objective normalised to O(1).
+_RETRY_SETTINGS = {"CLARABEL": [
+    (dict(equilibrate_max_iter=100, iterative_refinement_reltol=1e-16,
+          iterative_refinement_abstol=1e-16, iterative_refinement_max_iter=50), False),
+    (dict(equilibrate_enable=False), False),
+    (dict(tol_gap_abs=1e-8, tol_gap_rel=1e-8, tol_feas=1e-8, tol_ktratio=1e-6), True),
+]}
 # Iterations of Algorithm 1 when it stands in for a failed conic solve.
 _FALLBACK_ITER = 5000
 
@@ -58,15 +64,19 @@ class DirectMethod(Method):
     Being the reference, it must succeed wherever the other methods do, so an answer is
     checked rather than taken on the solver's word alone:
 
-    1. the solve at tight tolerances (about 1e-10); an answer CVXPY calls
-       ``"optimal_inaccurate"`` counts as optimal when it meets the KKT conditions of the
-       MED dual (:meth:`MEDDual.kkt_violation`) to ``certify_tol * max|c|``;
-    2. if not (or the solver failed), Clarabel again at its own default tolerances with the
-       objective divided by a bound on its linear part (an O(1) objective), checked alike;
-    3. if that fails too, the stated fallback: Algorithm 1 (``method="bound"``, exact inner
-       QPs) from the solver's best point, which converges whatever the scaling. Its answer
-       comes with status ``"fallback"`` and one ConvergenceWarning naming what failed
-       (``fallback=False`` raises a RuntimeError instead).
+    1. the solve at tight tolerances (about 1e-10); an answer counts as optimal when its
+       duality gap (:func:`~medmtl.med.solvers.kkt.duality_gap`) is at most
+       ``certify_tol * |J|`` or it meets the KKT conditions of the MED dual
+       (:meth:`MEDDual.kkt_violation`) to ``certify_tol / 10 * max|c|``, whatever CVXPY called it
+       (an interior point method's ``"optimal"`` can be 1e-4 off on badly scaled data);
+    2. if not (or the solver failed), Clarabel again with longer equilibration and
+       iterative refinement, then without equilibration, then at its own default tolerances
+       with the objective divided by a bound on its linear part, each checked alike;
+    3. if none is certified, the stated fallback: Algorithm 1 (``method="bound"``, exact
+       inner QPs) from the solver's best point, which converges whatever the scaling.
+       ``info["fallback"]`` says so; the status is Algorithm 1's (``"converged"``), or
+       ``"fallback"`` (with one ConvergenceWarning, unless the duality gap certifies the
+       answer) when it stopped short. ``fallback=False`` raises a RuntimeError instead.
 
     The status is ``"optimal"`` otherwise; ``info`` holds ``cvxpy_status`` (what the solver
     said of the accepted answer) and ``attempts``.
@@ -82,7 +92,9 @@ class DirectMethod(Method):
         Keyword arguments of ``problem.solve`` for the solver, overriding the defaults (the
         second try is then skipped).
     certify_tol : float, default=1e-6
-        KKT tolerance (relative to ``max|c|``) that certifies an inaccurate answer.
+        An answer is certified when its duality gap is at most ``certify_tol * |J|`` (its
+        ``J`` is then that close to the optimum) or its KKT violation at most
+        ``certify_tol / 10 * max|c|``.
     fallback : bool, default=True
         Fall back to Algorithm 1 when every try fails.
 
@@ -109,8 +121,8 @@ class DirectMethod(Method):
         Option("solver_settings", None, [None, dict],
                "Keyword arguments of problem.solve for the solver, unchecked."),
         Option("certify_tol", 1e-6, [Interval(Real, 0, None, closed="neither")],
-               "An answer the solver calls inaccurate is optimal if its KKT violation is "
-               "below certify_tol * max|c|."),
+               "An answer is optimal if its duality gap is below certify_tol * |J| or its "
+               "KKT violation below certify_tol / 10 * max|c|."),
         Option("fallback", True, [bool],
                "When every try fails, solve by Algorithm 1 (exact inner QPs) from the "
                "solver's best point, with a warning; False raises instead."),
@@ -126,8 +138,9 @@ class DirectMethod(Method):
             settings[_ITER_KEY[solver]] = options["max_iter"]
         settings.update(options["solver_settings"] or {})
         attempts = [(settings, False)]
-        if not options["solver_settings"] and solver in _RETRY_SETTINGS:
-            attempts.append((dict(settings, **_RETRY_SETTINGS[solver]), True))
+        if not options["solver_settings"]:
+            attempts += [(dict(settings, **extra), normalise)
+                         for extra, normalise in _RETRY_SETTINGS.get(solver, [])]
         scale = max(float(np.max(np.abs(dual.c), initial=0.0)), 1e-12)
         best, outcomes = None, []
         for k, (attempt, normalise) in enumerate(attempts):
@@ -136,9 +149,9 @@ class DirectMethod(Method):
             if x is None:
                 continue
             J = dual.objective(x)
-            certified = status == "optimal" or (
-                status == "optimal_inaccurate"
-                and dual.kkt_violation(x)["stationarity"] <= options["certify_tol"] * scale)
+            tol = options["certify_tol"]
+            certified = (duality_gap(dual, x) <= tol * max(abs(J), 1e-300)
+                         or dual.kkt_violation(x)["stationarity"] <= 0.1 * tol * scale)
             if certified:
                 return self._solution(dual, x, J, solver, stats,
                                       {"cvxpy_status": status, "attempts": k + 1})
@@ -146,7 +159,7 @@ class DirectMethod(Method):
                 best = (x, J)
         if not options["fallback"]:
             raise RuntimeError(f"direct solve with {solver} ended with status "
-                               f"{' then '.join(map(repr, outcomes))}")
+                               f"{' then '.join(map(repr, outcomes))} and no certified answer")
         return self._fall_back(dual, solver, outcomes, init if best is None else best[0])
 
     def _solution(self, dual, x, J, solver, stats, info):
@@ -171,11 +184,13 @@ class DirectMethod(Method):
         sol = bound.solve(dual, bound.check_solver(None),
                           bound.check_options({"inexact": False, "max_iter": _FALLBACK_ITER}),
                           None if start is None else dual.project(start))
-        sol.info.update(fallback=(f"the direct solve with {solver} ended with status "
-                                  f"{' then '.join(map(repr, outcomes))}; the answer is "
-                                  f"Algorithm 1's (method='bound', exact inner QPs, "
-                                  f"status {sol.status!r}) from the solver's best point"))
-        sol.status, sol.method = "fallback", self.name
+        sol.info.update(fallback=(f"no answer of the direct solve with {solver} was certified "
+                                  f"(status {' then '.join(map(repr, outcomes))}); the answer "
+                                  f"is Algorithm 1's (method='bound', exact inner QPs) from "
+                                  f"the solver's best point"))
+        sol.method = self.name
+        if sol.status not in ("converged",):
+            sol.status = "fallback"
         return sol
 
 

@@ -23,10 +23,12 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ..bound import switch_posterior
 from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_option
+from .kkt import line_search, max_gap, rounding_floor, scaled_box
+from . import ssnal
+from .gram_storage import FactorRows
 from .newton_models import make_model
-from .smo import HAVE_NUMBA, rounding_floor
+from .smo import HAVE_NUMBA
 from .threads import one_blas_thread
 
 __all__ = ["NewtonMethod"]
@@ -55,18 +57,29 @@ class NewtonMethod(Method):
     cache_size : float, default=256
         Megabytes for cached columns of the subproblem's Hessian.
     max_steps : int or None, default=None
-        SMO pair steps allowed per subproblem (None: ``max(10**7, 100 n)``).
+        SMO pair steps allowed per subproblem (None: ``max(10**5, 200 n)`` when the run can
+        hand over to ``"ssnal"``, else ``max(10**7, 100 n)``).
     shrinking : bool, default=True
         LIBSVM's shrinking of coordinates stuck at a bound.
     group_grams : bool, default=True
         Per-task Gram blocks for block-diagonal models
         (:class:`~medmtl.med.solvers.gram_storage.GroupGrams`).
+    handover : bool, default=True
+        When SMO cannot make progress (status ``max_steps`` or ``stalled``), finish from the
+        last point with the proximal Newton method (``"ssnal"``,
+        :mod:`~medmtl.med.solvers.ssnal`) where it takes the dual.
 
-    Below the rounding floor of the gradient (:func:`~medmtl.med.solvers.smo.rounding_floor`:
+    SMO moves pairs of multipliers, so it crawls where the Hessian is badly conditioned (raw
+    features of very different scales, a dominant column): a subproblem then uses its
+    ``max_steps``. The run hands over to ``"ssnal"``, which works in the weights, where the
+    scale of the features does not slow it down; ``info["handover"]`` records that it did,
+    why, and the finish's counts, and the status is the finish's.
+
+    Below the rounding floor of the gradient (:func:`~medmtl.med.solvers.kkt.rounding_floor`:
     about ``256 eps`` times the largest Hessian diagonal times ``sum |lam|``), a KKT gap
-    cannot be trusted: a gap there ends the run with status ``"rounding"`` (one
-    ConvergenceWarning) instead of pair steps that no longer make progress, so an
-    unreachable ``kkt_tol`` or a badly scaled kernel still returns.
+    cannot be trusted: a gap there ends the run with status ``"rounding"`` (the answer is as
+    exact as the arithmetic allows; no warning) instead of pair steps that no longer make
+    progress, so an unreachable ``kkt_tol`` or a badly scaled kernel still returns.
 
     The solution's ``info`` holds ``smo_steps`` (pair steps per iteration), ``columns``
     (Hessian columns computed), ``kkt_gap`` (the final violation), ``time``, ``numba``,
@@ -103,10 +116,14 @@ class NewtonMethod(Method):
         Option("cache_size", 256.0, [Interval(Real, 0, None, closed="neither")],
                "Megabytes for cached columns of the subproblem's Hessian."),
         Option("max_steps", None, [None, Interval(Integral, 1, None, closed="left")],
-               "SMO pair steps per subproblem; None: max(10**7, 100 n). A subproblem that "
-               "uses them all ends the run (status 'max_steps')."),
+               "SMO pair steps per subproblem; None: max(10**5, 200 n) when the run can hand "
+               "over to 'ssnal', else max(10**7, 100 n). A subproblem that uses them all "
+               "ends the Newton iterations (status 'max_steps')."),
         Option("shrinking", True, [bool], "Shrink coordinates stuck at a bound (LIBSVM)."),
         Option("group_grams", True, [bool], "Per-task Gram blocks for block-diagonal models."),
+        Option("handover", True, [bool],
+               "When SMO cannot make progress (max_steps, stalled), finish from the last "
+               "point with method 'ssnal' where it takes the dual."),
     )
 
     def check_solver(self, solver):
@@ -120,7 +137,10 @@ class NewtonMethod(Method):
         n = dual.n
         scale = max(float(np.max(np.abs(dual.c), initial=0.0)), 1e-12)
         eps_final = options["kkt_tol"] * scale
-        max_steps = options["max_steps"] if options["max_steps"] is not None else max(10**7, 100 * n)
+        handover = options["handover"] and ssnal.accepts(dual)
+        max_steps = options["max_steps"]
+        if max_steps is None:
+            max_steps = max(10**5, 200 * n) if handover else max(10**7, 100 * n)
         lam = np.zeros(n) if init is None else init
         with one_blas_thread():
             model = make_model(dual, lam, options)
@@ -128,8 +148,17 @@ class NewtonMethod(Method):
             run = _iterate(dual, model, eps_final, options["tol"], options["max_iter"],
                            max_steps, trusted=init is not None)
             J, grad, s_final = model.finish()
+            lam = model.lam
+            handed = None
+            if handover and run.status in _HAND_OVER:
+                handed = _hand_over(dual, lam, J, options["kkt_tol"])
         run.path[-1] = J
-        lam = model.lam
+        info = {}
+        if handed is not None:
+            lam, J, run.gap, status, stats = handed
+            info["handover"] = {"to": "ssnal", "because": run.status, **stats}
+            run.status, grad, s_final = status, None, None
+            run.path.append(J)
         return MEDSolution(
             lam=lam,
             intercepts=dual.intercepts(lam, grad),
@@ -142,8 +171,22 @@ class NewtonMethod(Method):
             solver=solver,
             info={"smo_steps": run.steps, "columns": model.columns_computed, "kkt_gap": run.gap,
                   "time": time.perf_counter() - t_start, "numba": HAVE_NUMBA,
-                  "model": type(model).__name__, "precision": model.precision},
+                  "model": type(model).__name__, "precision": model.precision, **info},
         )
+
+
+# Statuses after which the run hands over to the proximal Newton method: SMO could not make
+# progress (an iteration cap the caller set is theirs to keep).
+_HAND_OVER = ("max_steps", "stalled")
+
+
+def _hand_over(dual, lam, J, kkt_tol):
+    """``"ssnal"`` from Newton's last point: ``(lam, J, gap, status, stats)``, or None when
+    its layouts do not take the dual or it ends below Newton's ``J``."""
+    found = ssnal.finish(dual, FactorRows.of(dual), lam, kkt_tol, ssnal.SSNALMethod.options[0].default)
+    if found is None or found[1] < J:
+        return None
+    return found
 
 
 class _Run:
@@ -159,7 +202,7 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
     """Newton iterations on ``model`` until the KKT gap is below ``eps_final``, ``J`` gains
     less than ``tol * |J|`` at the final tolerance, or ``max_iter`` iterations."""
     inv_a = 1.0 / dual.a
-    blo, bhi = _scaled_box(dual)
+    blo, bhi = scaled_box(dual)
     quadratic = dual.n_terms == 0 or dual.alpha == 0
     lam, J = model.lam, model.J
     run = _Run(J)
@@ -167,7 +210,7 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
         s, tau, g0 = model.linearize()
         beta = dual.a * lam
         grad_b = g0 * inv_a
-        run.gap = _max_gap(grad_b, beta, blo, bhi, dual)
+        run.gap = max_gap(grad_b, beta, blo, bhi, dual)
         floor = rounding_floor(np.array([model.max_curvature]), np.abs(beta).sum())
         if run.gap <= eps_final:
             run.status = "converged"
@@ -199,7 +242,7 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
             t, forms = 1.0, None
         else:
             forms = model.forms(d)
-            t = _line_search(dual.alpha, float(dual.c @ d), forms)
+            t = line_search(dual.alpha, float(dual.c @ d), forms)
         gain = 0.0
         if t > 0:
             lam_new = x if t == 1.0 else np.clip(lam + t * d, dual.lo, dual.hi)
@@ -230,71 +273,8 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
     return run
 
 
-def _line_search(alpha, c_d, forms):
-    """Maximiser over ``[0, 1]`` of ``J(lam + t d)`` given the forms of
-    :meth:`NewtonModel.forms <medmtl.med.solvers.newton_models.NewtonModel.forms>`.
-
-    ``J`` restricted to the segment is concave; its derivative is found in closed form per
-    term, and its root by safeguarded Newton steps.
-    """
-    A0, B0, q, B, Cq = forms
-
-    def derivs(t):
-        qt = q + t * B + 0.5 * t * t * Cq
-        st = switch_posterior(qt, alpha)
-        slope = B + t * Cq
-        d1 = c_d - A0 - t * B0 - float(st @ slope)
-        d2 = -B0 - float(st @ Cq + (st * (1.0 - st)) @ (slope * slope))
-        return d1, d2
-
-    if not derivs(0.0)[0] > 0.0:
-        return 0.0
-    if derivs(1.0)[0] >= 0.0:
-        return 1.0
-    lo, hi, t = 0.0, 1.0, 1.0
-    for _ in range(60):
-        d1, d2 = derivs(t)
-        if d1 > 0:
-            lo = t
-        else:
-            hi = t
-        if hi - lo <= 1e-15:
-            break
-        tn = t - d1 / d2 if d2 < 0 else 0.5 * (lo + hi)
-        if not (lo < tn < hi):
-            tn = 0.5 * (lo + hi)
-        if abs(tn - t) <= 1e-14:
-            t = tn
-            break
-        t = tn
-    return lo if derivs(t)[0] < 0 and lo > 0 else t
-
-
 def _model_gain(g0, d, s, tau, forms):
     """Gain ``g0^T d - 1/2 d^T H d`` the Newton model predicts for the step ``d``."""
     _, B0, _, B, Cq = forms
     dHd = B0 + float(s @ Cq) + float(tau @ (B * B))
     return float(g0 @ d) - 0.5 * dHd
-
-
-def _scaled_box(dual):
-    """Box of ``beta = a * lam``."""
-    lo_b = np.where(dual.a > 0, dual.a * dual.lo, dual.a * dual.hi)
-    hi_b = np.where(dual.a > 0, dual.a * dual.hi, dual.a * dual.lo)
-    return lo_b, hi_b
-
-
-def _max_gap(grad_b, beta, blo, bhi, dual):
-    """Largest per-group violation ``max_up grad - min_low grad`` in ``beta`` space.
-
-    Zero exactly at a KKT point; ``gap / 2`` bounds every coordinate's violation of
-    ``grad_i = b_g a_i`` (free) or its sign condition (at a bound), scaled by ``1 / |a_i|``.
-    """
-    up = beta < bhi
-    low = beta > blo
-    worst = 0.0
-    for g in dual.groups:
-        gu, gl = grad_b[g][up[g]], grad_b[g][low[g]]
-        if gu.size and gl.size:
-            worst = max(worst, float(gu.max() - gl.min()))
-    return worst

@@ -69,7 +69,7 @@ class NewtonModel(ABC):
         Hessian columns computed so far (0 for a model that forms whole blocks).
     max_curvature : float
         The largest diagonal entry of the last subproblem's Hessian (in ``beta``), for the
-        rounding floor of the gradient (:func:`~medmtl.med.solvers.smo.rounding_floor`).
+        rounding floor of the gradient (:func:`~medmtl.med.solvers.kkt.rounding_floor`).
     precision : {"double", "single"}
         Of the subproblem's Hessian: ``"single"`` where the model sums or caches it in
         single precision (a non-quadratic ``J``, whose steps are checked against the exact

@@ -22,6 +22,9 @@ from .bound import BoundMethod
 from .coordinate import CoordinateMethod
 from .direct import DirectMethod
 from .newton import NewtonMethod
+from .kkt import duality_gap
+from .ssnal import SSNALMethod
+from .ssnal import accepts as ssnal_accepts
 
 __all__ = ["solve", "get_method", "register_method", "unregister_method", "choose_method",
            "AutoMethod", "METHODS"]
@@ -30,8 +33,12 @@ _REGISTRY = {}
 METHODS = MappingProxyType(_REGISTRY)
 """The registered methods by name (read-only: use :func:`register_method`)."""
 
-# Statuses of a method that met its stopping rule (CVXPY's "optimal" for the direct solve).
-_FINISHED = ("converged", "optimal")
+# Statuses of a method that met its stopping rule (CVXPY's "optimal" for the direct solve;
+# "rounding": the KKT gap is at the rounding floor of the gradient, as exact as the arithmetic
+# allows).
+_FINISHED = ("converged", "optimal", "rounding")
+# A stopped method whose duality gap is at most this fraction of |J| has a certified answer.
+_CERTIFIED_RTOL = 1e-6
 # Feasibility a returned answer must have: each group's equality to this fraction of the
 # group's total |a_i lam_i| (the box is checked exactly).
 _EQUALITY_RTOL = 1e-8
@@ -64,7 +71,7 @@ def get_method(name):
     >>> get_method("magic")
     Traceback (most recent call last):
     ...
-    ValueError: unknown method 'magic'; available: ['auto', 'bound', 'cd', 'direct', 'newton']
+    ValueError: unknown method 'magic'; available: ['auto', 'bound', 'cd', 'direct', 'newton', 'ssnal']
     """
     if not isinstance(name, str):
         raise TypeError(f"method must be a method name (str); got {type(name).__name__}")
@@ -278,7 +285,10 @@ def solve(dual, method="auto", *, solver=None, options=None, init=None):
     -----
     ConvergenceWarning
         Once, when the method stopped before its stopping rule held (status
-        ``"max_iter"`` or ``"stalled"``).
+        ``"max_iter"``, ``"max_steps"``, ``"stalled"``, ``"fallback"``) and the duality gap
+        of its answer is above ``1e-6 |J|``: the message says how far the answer may be
+        from the optimum and what helps. The gap, a certified bound on ``J* - J``, is in
+        ``info["duality_gap"]`` of every solution.
 
     Examples
     --------
@@ -297,7 +307,9 @@ def solve(dual, method="auto", *, solver=None, options=None, init=None):
     start = _check_init(dual, init)
     sol = m.solve(dual, solver, checked, start)
     _check_solution(dual, sol, m.name)
-    _warn_from_status(sol, checked)
+    _no_worse_than_the_start(dual, sol, start)
+    _certify(dual, sol)
+    _warn_from_status(dual, sol, checked)
     return sol
 
 
@@ -341,38 +353,69 @@ def _check_solution(dual, sol, name):
         sol.method = name
 
 
-def _warn_from_status(sol, options):
-    """At most one ConvergenceWarning for a method that stopped before its stopping rule."""
+def _no_worse_than_the_start(dual, sol, start):
+    """An answer below the start's ``J`` (by more than rounding) is replaced by the start,
+    with status ``"stalled"``: every method is an ascent method, and the start (``lam = 0``,
+    ``J = 0``, when none is given) is always feasible."""
+    lam0 = np.zeros(dual.n) if start is None else start
+    J0 = dual.objective(lam0)
+    if sol.objective >= J0 - 1e-12 * max(abs(J0), abs(sol.objective), 1.0):
+        return
+    sol.info["below_start"] = sol.objective
+    sol.lam, sol.objective, sol.status = lam0.copy(), J0, "stalled"
+    sol.intercepts = dual.intercepts(sol.lam)
+    sol.switch_posterior = dual.switch_posterior(sol.lam)
+
+
+def _certify(dual, sol):
+    """Record the duality gap of the answer (:func:`~medmtl.med.solvers.kkt.duality_gap`), a
+    bound on how far its ``J`` is below the optimum, in ``sol.info["duality_gap"]``."""
+    if "duality_gap" not in sol.info:
+        sol.info["duality_gap"] = duality_gap(dual, np.asarray(sol.lam, dtype=float))
+
+
+def _warn_from_status(dual, sol, options):
+    """At most one ConvergenceWarning, for a method that stopped before its stopping rule
+    held with an answer the duality gap does not certify: it says how far the answer may be
+    from the optimum and what helps."""
     if sol.status in _FINISHED:
         return
+    gap = sol.info["duality_gap"]
+    J = abs(sol.objective)
+    if gap <= _CERTIFIED_RTOL * J:
+        return  # stopped early, but certified within the tolerance: the answer is right
     if sol.status == "max_iter":
         limit = options.get("max_iter")
         if limit is None:  # "auto" left the chosen method's own limit
             limit = next((opt.default for opt in getattr(_REGISTRY.get(sol.method), "options", ())
                           if opt.name == "max_iter"), sol.n_iter)
-        message = (f"MED method {sol.method!r} stopped at max_iter={limit} "
-                   f"before converging; increase max_iter")
+        what = f"stopped at max_iter={limit} before converging"
     elif sol.status == "stalled":
-        message = (f"MED method {sol.method!r} stalled after {sol.n_iter} iterations: its step "
-                   f"made no progress before the stopping rule held")
+        what = f"stalled after {sol.n_iter} iterations: its step made no progress"
     elif sol.status == "fallback":
-        message = f"MED method {sol.method!r}: {sol.info.get('fallback', 'fell back to another solver')}"
+        what = sol.info.get("fallback", "fell back to another solver")
     elif sol.status == "max_steps":
-        message = (f"MED method {sol.method!r} stopped when one subproblem used all its pair "
-                   f"steps (max_steps); the problem is badly conditioned (scale the inputs) "
-                   f"or needs a larger max_steps")
-    elif sol.status == "rounding":
-        message = (f"MED method {sol.method!r} stopped at the rounding floor: below it the "
-                   f"gradient is not exact enough to meet kkt_tol={options.get('kkt_tol')} "
-                   f"(badly scaled inputs or kernel, or a tolerance below machine precision)")
+        what = "stopped when one subproblem used all its pair steps (max_steps)"
     else:
-        message = f"MED method {sol.method!r} stopped with status {sol.status!r}"
-    gap = sol.info.get("kkt_gap")
-    if gap is not None:
-        message += f" (KKT gap {gap:.3g})"
+        what = f"stopped with status {sol.status!r}"
+    bound = f"{gap / J:.2g} of |J|" if J > 0 else f"{gap:.3g}"
+    message = (f"MED method {sol.method!r} {what}; its J may be up to {bound} below the "
+               f"optimum (duality gap {gap:.3g}). {_advice(dual, sol.method)}")
     warnings.warn(message, ConvergenceWarning, stacklevel=3)
 
 
-_BUILT_IN = ("newton", "cd", "bound", "direct", "auto")
-for _method in (NewtonMethod(), CoordinateMethod(), BoundMethod(), DirectMethod(), AutoMethod()):
+def _advice(dual, method):
+    """What helps a method that stopped short on ``dual``."""
+    if method != "ssnal" and "ssnal" in _REGISTRY and ssnal_accepts(dual):
+        return ("method='ssnal' (Newton steps in the weights) is the method least slowed "
+                "down by features of very different scales; standardising the features "
+                "(sklearn.preprocessing.StandardScaler) also helps every method, but changes "
+                "the model.")
+    return ("Standardising the features (sklearn.preprocessing.StandardScaler) helps every "
+            "method, but changes the model; or raise max_iter, or try method='bound'.")
+
+
+_BUILT_IN = ("newton", "cd", "ssnal", "bound", "direct", "auto")
+for _method in (NewtonMethod(), CoordinateMethod(), SSNALMethod(), BoundMethod(), DirectMethod(),
+                AutoMethod()):
     register_method(_method)

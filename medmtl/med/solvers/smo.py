@@ -37,6 +37,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .kkt import rounding_floor
+
 try:  # numba is optional: the same code runs (slowly) as Python without it
     from numba import njit
 
@@ -50,8 +52,7 @@ except ImportError:  # pragma: no cover - exercised only without numba
         return lambda f: f
 
 
-__all__ = ["HAVE_NUMBA", "ColumnCache", "smo_solve", "smo_solve_blocks", "diag_hessian",
-           "rounding_floor"]
+__all__ = ["HAVE_NUMBA", "ColumnCache", "smo_solve", "smo_solve_blocks", "diag_hessian"]
 
 _TAU = 1e-12  # curvature floor for a pair whose Q-restriction is flat
 BATCH = 64
@@ -120,7 +121,7 @@ def _smo_loop(cache, slot_of, stamp, clock, diagQ, grad, beta, blo, bhi, group_o
 
     The loop counts as converged at ``max(eps, floor_rate * l1[0])``, ``l1[0] = sum |beta|``
     (kept up to date): below that the gradient, summed from columns times multipliers of
-    that size, is rounding (see :func:`rounding_floor`).
+    that size, is rounding (see :func:`~medmtl.med.solvers.kkt.rounding_floor`).
 
     Returns ``(status, need, gap)``: status 0 converged on the active set, 1 column ``need``
     is not cached, 2 step budget used up. ``counters[0]`` counts the steps taken and
@@ -535,22 +536,6 @@ FREE_SET_MAX = 400  # largest free set solved densely
 # Pair steps per call of the compiled loop at most: between calls Python runs, so a pending
 # Ctrl-C (KeyboardInterrupt) is raised within a fraction of a second.
 CHUNK = 200_000
-# A gradient summed from entries of size h (the largest diagonal of Q) times multipliers of
-# total size l1 is exact to about this many units of rounding times h * l1.
-_ROUNDING_UNITS = 256
-
-
-def rounding_floor(diagQ, l1):
-    """The gap below which a gradient of ``Q`` is rounding: ``256 eps max(diag Q) l1`` for
-    multipliers of total size ``l1 = sum |beta|`` (``Q`` PSD, so no entry exceeds its
-    largest diagonal). A tolerance below it cannot be met; the solvers stop there.
-
-    >>> bool(rounding_floor(np.array([1.0, 4.0]), 2.0) == 256 * np.finfo(float).eps * 8.0)
-    True
-    """
-    return _ROUNDING_UNITS * np.finfo(float).eps * float(np.max(diagQ, initial=0.0)) * float(l1)
-
-
 def smo_solve(cache, diagQ, grad, beta, blo, bhi, group_of, n_groups, eps, max_steps,
               rebuild_gradient, batch=None, shrinking=True, free_set=True, free_set_after=0):
     """Run the pair loop, filling the cache in batches whenever a column is missing.
@@ -558,7 +543,7 @@ def smo_solve(cache, diagQ, grad, beta, blo, bhi, group_of, n_groups, eps, max_s
     ``grad`` and ``beta`` are updated in place. ``rebuild_gradient(beta)`` must return the
     exact gradient at ``beta`` (used when shrunk coordinates come back). The loop stops at
     a largest violating pair below ``eps``, or below the rounding floor
-    (:func:`rounding_floor`) if that is larger.
+    (:func:`~medmtl.med.solvers.kkt.rounding_floor`) if that is larger.
 
     With ``free_set``, every ``FREE_SET_PERIOD`` pair steps the free coordinates (strictly
     inside their box) are compared with those of the previous check; once they stay the

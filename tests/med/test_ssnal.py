@@ -1,4 +1,4 @@
-"""The coordinate method's proximal Newton finish (medmtl.med.solvers.coordinate_prox).
+"""The proximal Newton method (medmtl.med.solvers.ssnal), alone and as the coordinate method's finish.
 
 The finish must land on the direct exponential-cone solve's answer (J to 1e-6 relative, the
 KKT conditions on its own) for every factor model it takes, leave its input alone, decline
@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from medmtl.med.dual import MEDDual
 from medmtl.med.solvers import coordinate, solve
-from medmtl.med.solvers.coordinate_prox import _Conjugate, prox_newton
+from medmtl.med.solvers.ssnal import _Conjugate, layout_of, prox_newton
 from medmtl.med.solvers.gram_storage import FactorRows
 from med_testdata import assert_kkt, reference_solution
 from test_coordinate import FACTOR_KINDS, factor_dual
@@ -35,7 +35,6 @@ def test_the_finish_taken_after_one_pass_reaches_the_direct_solve(kind, alpha, m
     # Forced on every factor model from the first pass on: where the layout allows it the
     # finish gives the answer, elsewhere it declines and the passes go on.
     monkeypatch.setattr(coordinate, "_FINISH_AFTER", 1)
-    monkeypatch.setattr(coordinate, "_FINISH_SPREAD", np.inf)
     dual = factor_dual(kind, alpha=alpha)
     sol = solve(dual, "cd")
     assert sol.status == "converged"
@@ -46,11 +45,11 @@ def test_the_finish_taken_after_one_pass_reaches_the_direct_solve(kind, alpha, m
 
 def test_the_finish_is_taken_where_its_layout_allows_it(monkeypatch):
     monkeypatch.setattr(coordinate, "_FINISH_AFTER", 1)
-    monkeypatch.setattr(coordinate, "_FINISH_SPREAD", np.inf)
     taken = {kind: solve(factor_dual(kind, alpha=3.0), "cd").info["prox_steps"] > 0
              for kind in ["svm_linear", "fs_single", "fs_multi", "pooling"]}
-    # one task, or a column per task: taken; adaptive pooling shares columns between tasks
-    assert taken == {"svm_linear": True, "fs_single": True, "fs_multi": True, "pooling": False}
+    # every layout: per task (one task, or a column per task) or flat (adaptive pooling,
+    # whose shared columns span every task)
+    assert taken == {"svm_linear": True, "fs_single": True, "fs_multi": True, "pooling": True}
 
 
 def test_a_rough_start_is_finished_to_the_tolerance_and_left_alone():
@@ -66,11 +65,26 @@ def test_a_rough_start_is_finished_to_the_tolerance_and_left_alone():
     np.testing.assert_allclose(dual.switch_posterior(lam), reference.switch_posterior, atol=1e-4)
 
 
-def test_a_column_shared_by_two_tasks_is_declined():
+def test_a_column_shared_by_two_tasks_takes_the_flat_layout():
+    F = np.array([[1.0, 0.0], [0.5, 1.0], [1.0, 0.3], [0.2, 1.0]])
+    dual = MEDDual(c=np.ones(4), lo=0.0, hi=1.0, a=[1.0, -1.0, 1.0, -1.0],
+                   groups=[np.arange(2), np.arange(2, 4)], Phi=F, alpha=2.0)
+    rows = FactorRows.of(dual)
+    assert type(layout_of(dual, rows)).__name__ == "_Flat"
+    lam, gap, _ = prox_newton(dual, rows, dual.project(np.full(4, 0.5)), 1e-2, 1e-6)
+    assert dual.objective(dual.project(lam)) == pytest.approx(solve(dual, "direct").objective, rel=1e-6)
+
+
+def test_a_dual_too_wide_for_both_layouts_is_declined(monkeypatch):
+    from medmtl.med.solvers import ssnal
+
+    monkeypatch.setattr(ssnal, "_MAX_FLAT", 1)
     F = np.array([[1.0, 0.0], [0.5, 1.0], [1.0, 0.3], [0.2, 1.0]])
     dual = MEDDual(c=np.ones(4), lo=0.0, hi=1.0, a=[1.0, -1.0, 1.0, -1.0],
                    groups=[np.arange(2), np.arange(2, 4)], Phi=F, alpha=2.0)
     assert prox_newton(dual, FactorRows.of(dual), np.full(4, 0.5), 1e-2, 1e-6) is None
+    with pytest.raises(ValueError, match="method 'ssnal' takes duals whose factors"):
+        solve(dual, "ssnal")
 
 
 @pytest.mark.parametrize("alpha", [0.0, 1.0, 36.0, 1e4])
@@ -88,8 +102,10 @@ def test_the_conjugate_inverts_the_gradient_and_its_hessian_is_the_inverse(alpha
     # grad^2 f*(w) is the inverse of grad^2 f(u), by finite differences of grad f* = u_of
     # (at u = 0 exactly: 1 / s = 1 + alpha, where the curvature of f* changes too fast in w
     # for differences when alpha is large)
-    apply, diag = conj.hessian(back, s, q)
+    apply, diag, (inv, L) = conj.hessian(back, s, q)
     H = np.column_stack([apply(e) for e in np.eye(7)])
+    # the dense form the flat layout assembles is the same matrix
+    np.testing.assert_allclose(np.diag(inv) - (L @ L.T).toarray(), H, rtol=1e-12, atol=1e-14)
     step = 1e-6
     fd = np.column_stack([(conj.u_of(w + step * e)[0] - conj.u_of(w - step * e)[0]) / (2 * step)
                           for e in np.eye(7)])

@@ -1,0 +1,77 @@
+"""What every method measures the same way (medmtl.med.solvers.kkt): the duality gap that
+certifies an answer, and a feasible point from one that nearly meets the equalities."""
+
+import numpy as np
+import pytest
+
+from medmtl.med.builders import adaptive_pooling_dual, feature_selection_dual, svm_dual
+from medmtl.med.dual import MEDDual
+from medmtl.med.solvers import solve
+from medmtl.med.solvers.kkt import _best_bias_gap, duality_gap, meet_equalities
+
+
+def _duals():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 5)) * [1e-2, 1.0, 1.0, 10.0, 1e2]
+    y = np.where(X[:, 1] + 0.5 * rng.normal(size=40) > 0, 1.0, -1.0)
+    Xs, ys = [X[:15], X[15:]], [y[:15], y[15:]]
+    return {
+        "svm": svm_dual([X], [y], C=1.0),
+        "features": feature_selection_dual(Xs, ys, C=2.0, alpha=5.0),
+        "regression": feature_selection_dual([X], [X[:, 1] + 0.1 * y], C=1.0, alpha=1.0,
+                                             regression=True, epsilon=0.05),
+        "pooling": adaptive_pooling_dual(Xs, ys, C=1.0, alpha=2.0),
+    }
+
+
+@pytest.mark.parametrize("kind", ["svm", "features", "regression", "pooling"])
+def test_the_duality_gap_bounds_the_distance_to_the_optimum_everywhere(kind):
+    dual = _duals()[kind]
+    best = solve(dual, "direct").objective
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        lam = dual.project(rng.uniform(dual.lo, dual.hi) * rng.uniform())
+        assert duality_gap(dual, lam) >= best - dual.objective(lam) - 1e-9 * abs(best)
+
+
+@pytest.mark.parametrize("kind", ["svm", "features", "regression", "pooling"])
+def test_the_duality_gap_vanishes_at_the_optimum(kind):
+    dual = _duals()[kind]
+    sol = solve(dual, "ssnal", options={"kkt_tol": 1e-10})
+    assert duality_gap(dual, sol.lam) <= 1e-7 * abs(sol.objective)
+
+
+def test_the_best_bias_is_the_minimum_over_every_bias():
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        n = rng.integers(1, 8)
+        a = rng.choice([-1.0, 1.0, 2.5], n)
+        grad, down, up = rng.normal(size=n), rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+        exact = _best_bias_gap(a, grad, down, up)
+        grid = np.linspace(-5, 5, 20001)
+        z = a[None, :] * grid[:, None] - grad[None, :]
+        brute = (np.maximum(z, 0) @ down + np.maximum(-z, 0) @ up).min()
+        assert exact <= brute + 1e-12
+        # and it is attained: the minimum over the kinks, which the grid may miss
+        kinks = grad / a
+        zk = a[None, :] * kinks[:, None] - grad[None, :]
+        assert exact == pytest.approx((np.maximum(zk, 0) @ down + np.maximum(-zk, 0) @ up).min(),
+                                      abs=1e-12)
+
+
+def test_a_task_whose_free_multipliers_cannot_take_its_residual_moves_the_fewest_bound_ones():
+    # The one free multiplier (1e-6, a = -1) cannot take the residual -3e-6 out. Pulling every
+    # multiplier at a bound off it (the Euclidean projection) would leave a KKT gap as large
+    # as the gradient; instead the multiplier at a bound that the KKT conditions hold there
+    # least (its slack) is released, and only the free one and it move.
+    dual = MEDDual(c=np.ones(5), lo=0.0, hi=1.0, a=[1.0, 1.0, -(1.0 + 2e-6), -1.0, 1.0],
+                   groups=[np.arange(5)], Phi0=np.eye(5))
+    lam = np.array([1.0, 0.0, 1.0, 1e-6, 0.0])
+    slack = np.array([0.5, 0.3, 0.1, 0.0, 0.2])
+    x = meet_equalities(dual, lam, lambda: slack)
+    assert abs(dual.a @ x) <= 1e-15
+    assert np.all((x >= 0) & (x <= 1))
+    assert np.all(x[1:] <= lam[1:])      # nothing pulled off its bound against the need
+    # 0 cannot help (at 1 with a = 1); 2 has the smallest slack of 1, 2 and 4
+    assert x[0] == 1.0 and x[1] == 0.0 and x[4] == 0.0
+    assert x[2] < 1.0
