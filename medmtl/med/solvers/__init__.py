@@ -48,13 +48,15 @@ from .base import (
 from .bound import remaining_gap
 from .registry import (
     METHODS,
+    Plan,
     choose_method,
     get_method,
+    plan,
     register_method,
     solve,
     unregister_method,
 )
 
-__all__ = ["solve", "get_method", "register_method", "unregister_method", "choose_method",
+__all__ = ["solve", "plan", "Plan", "get_method", "register_method", "unregister_method", "choose_method",
            "METHODS", "Method", "Option", "Interval", "Options", "Checked", "max_iter_option",
            "tol_option", "MEDSolution", "installed_solvers", "remaining_gap"]

@@ -212,6 +212,35 @@ class Method(ABC):
         return validate_params(values, {name: opt.allowed for name, opt in spec.items()},
                                f"method {self.name!r}")
 
+    def accepts(self, dual):
+        """Whether the method can solve ``dual`` at all (its capability, read by ``"auto"`` and
+        checked before the method runs, in the manner of cvxpy's ``accepts``). Every dual by
+        default; a method that takes only some overrides it and :meth:`refusal`.
+
+        Parameters
+        ----------
+        dual : MEDDual
+
+        Returns
+        -------
+        bool
+        """
+        return True
+
+    def refusal(self, dual):
+        """The message of the ValueError raised when :meth:`accepts` is False: what the
+        method cannot take and which method can.
+
+        Parameters
+        ----------
+        dual : MEDDual
+
+        Returns
+        -------
+        str
+        """
+        return f"method {self.name!r} cannot solve this dual"
+
     def describe_options(self):
         """One line per option: its name, default and what it does.
 

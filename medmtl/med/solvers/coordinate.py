@@ -158,10 +158,14 @@ class CoordinateMethod(Method):
                "Seed of the order in which each pass visits the multipliers."),
     )
 
+    def accepts(self, dual):
+        return not dual.has_kernels
+
+    def refusal(self, dual):
+        return ("method 'cd' needs explicit factors; this dual holds a kernel evaluated on "
+                "demand (RBF, polynomial): use method='newton'")
+
     def solve(self, dual, solver, options, init):
-        if dual.has_kernels:
-            raise ValueError("method 'cd' needs explicit factors; this dual holds a kernel "
-                             "evaluated on demand (RBF, polynomial): use method='newton'")
         t_start = time.perf_counter()
         with one_blas_thread():
             run = _Run(dual, init, options)

@@ -9,9 +9,9 @@ checks that the answer is feasible and finite, and turns its status into at most
 from __future__ import annotations
 
 import warnings
-from types import MappingProxyType
-
+from dataclasses import dataclass
 from numbers import Integral
+from types import MappingProxyType
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,13 +21,12 @@ from .base import Interval, MEDSolution, Method, Option, check_cvxpy_solver
 from .bound import BoundMethod
 from .coordinate import CoordinateMethod
 from .direct import DirectMethod
-from .newton import NewtonMethod
 from .kkt import duality_gap
+from .newton import NewtonMethod
 from .ssnal import SSNALMethod
-from .ssnal import accepts as ssnal_accepts
 
-__all__ = ["solve", "get_method", "register_method", "unregister_method", "choose_method",
-           "AutoMethod", "METHODS"]
+__all__ = ["solve", "plan", "Plan", "get_method", "register_method", "unregister_method",
+           "choose_method", "AutoMethod", "METHODS"]
 
 _REGISTRY = {}
 METHODS = MappingProxyType(_REGISTRY)
@@ -190,7 +189,7 @@ def choose_method(dual, options=None):
     given = dict(options or {})
     tuned = any(given.get(opt.name, opt.default) != opt.default for opt in newton.options
                 if opt.name not in own)
-    if tuned or dual.has_kernels:
+    if tuned or not cd.accepts(dual):
         return "newton"
     if dual.n >= _AUTO_CD_MIN_N or (dual.n >= _AUTO_CD_MIN_N_SPARSE and _sparse_factors(dual)):
         return "cd"
@@ -301,16 +300,91 @@ def solve(dual, method="auto", *, solver=None, options=None, init=None):
     >>> bool(abs(a.objective - c.objective) <= 1e-6 * c.objective), b.n_iter <= 1
     (True, True)
     """
+    return plan(method, solver=solver, options=options).solve(dual, init)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A method with its inner solver and options, looked up and checked once.
+
+    :func:`plan` makes it; :meth:`solve` runs it on any number of duals (an estimator makes
+    one per fit and solves a whole path of ``C`` and ``alpha`` with it). :func:`solve` is
+    ``plan(...).solve(dual, init)``.
+
+    Parameters
+    ----------
+    method : Method
+        The registered method.
+    solver : str or None
+        Its inner solver, as :meth:`Method.check_solver` returned it.
+    options : mapping
+        Every option the method declares, checked (:meth:`Method.check_options`).
+
+    Examples
+    --------
+    >>> from medmtl.med.builders import feature_selection_dual
+    >>> X = np.array([[1.0, 0.2], [0.9, -0.1], [-1.0, 0.1], [-1.1, 0.0]])
+    >>> dual = feature_selection_dual([X], [np.array([1, 1, -1, -1])], C=1.0, alpha=1.0)
+    >>> newton = plan("newton", options={"kkt_tol": 1e-9})
+    >>> newton.method.name, newton.solver, newton.options["kkt_tol"]
+    ('newton', 'SMO', 1e-09)
+    >>> [newton.solve(dual.replace(C=C)).status for C in (0.1, 1.0)]
+    ['converged', 'converged']
+    """
+
+    method: Method
+    solver: object
+    options: MappingProxyType
+
+    def solve(self, dual, init=None):
+        """Run the method on ``dual`` from ``init`` (projected onto the feasible set), then
+        check its answer, certify it and turn its status into at most one warning (see
+        :func:`solve`).
+
+        Parameters
+        ----------
+        dual : MEDDual
+        init : array-like of shape (n,), optional
+
+        Returns
+        -------
+        MEDSolution
+        """
+        m = self.method
+        if not m.accepts(dual):
+            raise ValueError(m.refusal(dual))
+        start = _check_init(dual, init)
+        sol = m.solve(dual, self.solver, dict(self.options), start)
+        _check_solution(dual, sol, m.name)
+        _no_worse_than_the_start(dual, sol, start)
+        _certify(dual, sol)
+        _warn_from_status(dual, sol, self.options)
+        return sol
+
+
+def plan(method="auto", *, solver=None, options=None):
+    """The :class:`Plan` of a method: the method looked up by name, its inner solver and its
+    options checked, once.
+
+    Parameters
+    ----------
+    method : str, default="auto"
+    solver : str, optional
+    options : dict, optional
+        As :func:`solve` takes them.
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    ValueError
+        For an unknown method or option, a bad value, or an inner solver the method cannot
+        use.
+    """
     m = get_method(method)
-    solver = m.check_solver(solver)
-    checked = m.check_options(options)
-    start = _check_init(dual, init)
-    sol = m.solve(dual, solver, checked, start)
-    _check_solution(dual, sol, m.name)
-    _no_worse_than_the_start(dual, sol, start)
-    _certify(dual, sol)
-    _warn_from_status(dual, sol, checked)
-    return sol
+    return Plan(m, m.check_solver(solver), MappingProxyType(m.check_options(options)))
 
 
 def _check_init(dual, init):
@@ -406,7 +480,7 @@ def _warn_from_status(dual, sol, options):
 
 def _advice(dual, method):
     """What helps a method that stopped short on ``dual``."""
-    if method != "ssnal" and "ssnal" in _REGISTRY and ssnal_accepts(dual):
+    if method != "ssnal" and "ssnal" in _REGISTRY and _REGISTRY["ssnal"].accepts(dual):
         return ("method='ssnal' (Newton steps in the weights) is the method least slowed "
                 "down by features of very different scales; standardising the features "
                 "(sklearn.preprocessing.StandardScaler) also helps every method, but changes "

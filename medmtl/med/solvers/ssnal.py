@@ -653,12 +653,15 @@ class SSNALMethod(Method):
                "Stop when every task's largest violating pair is below kkt_tol * max|c|."),
     )
 
+    def accepts(self, dual):
+        return accepts(dual)
+
+    def refusal(self, dual):
+        return (f"method 'ssnal' factorises kernels evaluated on demand only up to "
+                f"{MAX_KERNEL_ROWS} multipliers; this dual has {dual.n}: use method='newton'")
+
     def solve(self, dual, solver, options, init):
         t_start = time.perf_counter()
-        if not accepts(dual):
-            raise ValueError(f"method 'ssnal' factorises kernels evaluated on demand only up to "
-                             f"{MAX_KERNEL_ROWS} multipliers; this dual has {dual.n}: use "
-                             f"method='newton'")
         lam0 = np.zeros(dual.n) if init is None else init
         with one_blas_thread():
             rows = FactorRows.of(dual)
