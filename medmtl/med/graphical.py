@@ -8,21 +8,37 @@ by an AND or an OR). The dual is one more layout of :class:`~medmtl.med.dual.MED
 (:func:`~medmtl.med.builders.ising_structure_dual`: one two-column factor per edge), so every
 registered solution method solves it. The edge posterior is::
 
-    s_hat(m, d) = 1 / (1 + alpha exp(-1/2 (u_md^2 + u_dm^2))),
-    u_md = sum_t lam_{m,t} x_t(m) x_t(d).
+    s_hat(m, d) = 1 / (1 + alpha exp(-q_md)),   q_md = 1/2 (u_md^2 + u_dm^2),
+    u_md = sum_t lam_{m,t} x_t(m) x_t(d),
+
+so ``q_md`` is the evidence of the data for the edge: the amount by which it moves the
+edge's log-odds above the prior's, ``log(1 / alpha)``.
+
+**Decisions above round-off.** Many edges have no evidence at all (``q_md = 0``, posterior
+exactly the prior), and a solver leaves them at the prior plus its round-off (``1e-16`` to
+``1e-7`` in ``q``, depending on the method and its tolerance); edges whose evidence is equal
+in exact arithmetic come out a round-off apart. The resolution of ``q`` is ten times the
+solver's KKT tolerance: evidence within it of 0 is a tie with the prior (the posterior is
+the prior exactly, never an edge), and evidence values within it of each other are one
+value (:func:`snap_ties`), so every method gives the same graph and the same ranking of the
+edges.
 """
 
 from __future__ import annotations
+
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._validation import Interval
+from .bound import switch_posterior
 from ._estimator_base import PRIOR_PARAMETERS, SOLVE_PARAMETERS, MEDEstimator, shared_docs
 from .builders import edge_pairs, ising_structure_dual
 
-__all__ = ["MEDGraphicalModel", "as_spins"]
+__all__ = ["MEDGraphicalModel", "as_spins", "snap_ties"]
 
 
 def as_spins(X, coding=None, name="X"):
@@ -67,6 +83,49 @@ def as_spins(X, coding=None, name="X"):
     return (2.0 * A - 1.0 if coding == "01" else A), coding
 
 
+# Evidence up to this multiple of the solve's KKT tolerance is round-off (measured: the
+# methods leave edges without evidence within 1e-16..1e-7 of q = 0 at the default 1e-6).
+_TIE_FACTOR = 10.0
+_KKT_TOL = 1e-6
+
+
+def snap_ties(evidence, tol):
+    """Evidence with round-off taken out: values within ``tol`` of 0 become 0 (the prior),
+    and values that a chain of gaps of at most ``tol`` joins become one (their mean), so that
+    edges whose evidence differs only by a solver's round-off are ties.
+
+    Parameters
+    ----------
+    evidence : ndarray of shape (n_edges,)
+        ``q`` per edge, >= 0.
+    tol : float
+        The resolution of ``q``.
+
+    Returns
+    -------
+    ndarray of shape (n_edges,)
+
+    Examples
+    --------
+    >>> snap_ties(np.array([3e-9, 0.5, 0.2, 0.5 + 4e-8]), 1e-5).round(9).tolist()
+    [0.0, 0.50000002, 0.2, 0.50000002]
+    """
+    q = np.where(evidence <= tol, 0.0, evidence)
+    order = np.argsort(q, kind="stable")
+    group = np.concatenate(([0], np.cumsum(np.diff(q[order]) > tol)))
+    means = np.bincount(group, q[order]) / np.bincount(group)
+    out = np.empty_like(q)
+    out[order] = means[group]
+    return out
+
+
+def _symmetric(edges, values, n_nodes):
+    """The ``(n_nodes, n_nodes)`` symmetric matrix with ``values`` on ``edges``, zero diagonal."""
+    P = np.zeros((n_nodes, n_nodes))
+    P[edges[:, 0], edges[:, 1]] = values
+    return P + P.T
+
+
 def _from_spins(S, coding):
     return (S + 1.0) / 2.0 if coding == "01" else S
 
@@ -82,14 +141,25 @@ class MEDGraphicalModel(MEDEstimator):
     Parameters
     ----------
     {prior}
+    threshold : float in (0, 1), default=0.5
+        The posterior above which an edge is in ``adjacency_`` (1/2: the edges more likely
+        present than absent), among the edges with evidence above round-off (see the
+        module notes).
     {solve}
 
     Attributes
     ----------
     edge_posterior_ : ndarray of shape (n_nodes, n_nodes)
-        ``s_hat(m, d)``, the posterior probability of each edge: symmetric, zero diagonal.
+        ``s_hat(m, d)``, the posterior probability of each edge: symmetric, zero diagonal;
+        an edge whose evidence is round-off has exactly the prior ``1 / (1 + alpha)``.
+    edge_evidence_ : ndarray of shape (n_nodes, n_nodes)
+        ``q_md``, the log-odds by which the data move each edge above the prior (0 where
+        that is round-off): symmetric, zero diagonal.
     adjacency_ : ndarray of bool, shape (n_nodes, n_nodes)
-        The edges whose posterior is above 1/2.
+        The edges with evidence above round-off whose posterior is above ``threshold``.
+    tie_tol_ : float
+        The evidence at or below which an edge is a tie with the prior: ten times the KKT
+        tolerance of the solve (``solver_options["kkt_tol"]``, ``1e-6`` by default).
     coef_ : ndarray of shape (n_nodes, n_nodes)
         Row ``m``: node ``m``'s weights on the other nodes' spins (posterior means
         ``s_hat(m, d) u_md``), zero diagonal. Not symmetric: the switches are shared, the
@@ -121,13 +191,15 @@ class MEDGraphicalModel(MEDEstimator):
     True
     """
 
-    _parameter_constraints = {**PRIOR_PARAMETERS, **SOLVE_PARAMETERS}
+    _parameter_constraints = {**PRIOR_PARAMETERS, **SOLVE_PARAMETERS,
+                              "threshold": [Interval(Real, 0, 1, closed="neither")]}
 
-    def __init__(self, alpha=None, rho=None, C=1.0, method="auto", solver=None, max_iter=1000, tol=1e-12,
-                 solver_options=None, warm_start=False):
+    def __init__(self, alpha=None, rho=None, C=1.0, threshold=0.5, method="auto", solver=None,
+                 max_iter=1000, tol=1e-12, solver_options=None, warm_start=False):
         self.C = C
         self.alpha = alpha
         self.rho = rho
+        self.threshold = threshold
         self.method = method
         self.solver = solver
         self.max_iter = max_iter
@@ -180,10 +252,14 @@ class MEDGraphicalModel(MEDEstimator):
         U = W @ S                                            # U[m, d] = u_md
         np.fill_diagonal(U, 0.0)
         self.edges_ = edge_pairs(N)
-        P = np.zeros((N, N))
-        P[self.edges_[:, 0], self.edges_[:, 1]] = self.switch_posterior_
-        self.edge_posterior_ = P + P.T
-        self.adjacency_ = self.edge_posterior_ > 0.5
+        self.tie_tol_ = _TIE_FACTOR * (self.solver_options or {}).get("kkt_tol", _KKT_TOL)
+        evidence = snap_ties(dual.term_quads(self._lam), self.tie_tol_)
+        if params["alpha"] > 0:
+            # the posteriors of the snapped evidence: round-off ranks no edge above another
+            self.switch_posterior_ = switch_posterior(evidence, params["alpha"])
+        self.edge_evidence_ = _symmetric(self.edges_, evidence, N)
+        self.edge_posterior_ = _symmetric(self.edges_, self.switch_posterior_, N)
+        self.adjacency_ = (self.edge_evidence_ > 0) & (self.edge_posterior_ > params["threshold"])
         self.coef_ = self.edge_posterior_ * U
         self.dual_coef_ = self._lam.reshape(N, T).copy()
         return self

@@ -205,3 +205,39 @@ def test_estimator_contract_on_binary_data():
     assert g.get_params()["C"] == 0.1 and g.C == 0.1                                 # params untouched
     with pytest.raises(ValueError, match="one value in every sample"):
         MEDGraphicalModel().fit(X[:1])
+
+
+@pytest.mark.parametrize("alpha", [1.0, 36.0])
+def test_the_graph_and_the_edge_ranking_do_not_depend_on_the_method(alpha):
+    # at alpha = 1 the prior is exactly 1/2 and many edges have no evidence: their
+    # posteriors are the prior plus each method's round-off, which must not decide anything
+    graph = random_graph(8, max_degree=3, random_state=0)
+    X = random_ising(graph, coupling=0.6, random_state=0).sample(1000, random_state=1)
+    fits = {m: MEDGraphicalModel(C=0.1, alpha=alpha, method=m).fit(X)
+            for m in ("newton", "cd", "ssnal", "bound", "direct")}
+    first = fits["newton"]
+    prior = 1.0 / (1.0 + alpha)
+    iu = np.triu_indices(8, 1)
+    for m, g in fits.items():
+        np.testing.assert_array_equal(g.adjacency_, first.adjacency_, err_msg=m)
+        # edges without evidence sit exactly at the prior: ties, never edges
+        none = g.edge_evidence_[iu] == 0
+        assert np.all(g.edge_posterior_[iu][none] == prior) and not g.adjacency_[iu][none].any()
+        np.testing.assert_array_equal(none, first.edge_evidence_[iu] == 0, err_msg=m)
+        # one ranking of the edges, hence one AUC
+        truth = graph[iu] > 0
+        assert roc_auc_score(truth, g.edge_posterior_[iu]) == roc_auc_score(truth, first.edge_posterior_[iu])
+
+
+def test_the_threshold_and_the_tie_tolerance_follow_the_parameters():
+    graph = random_graph(8, max_degree=3, random_state=0)
+    X = random_ising(graph, coupling=0.6, random_state=0).sample(1000, random_state=1)
+    g = MEDGraphicalModel(C=0.1, alpha=1.0).fit(X)
+    assert g.tie_tol_ == pytest.approx(1e-5)
+    strict = MEDGraphicalModel(C=0.1, alpha=1.0, threshold=0.9).fit(X)
+    iu = np.triu_indices(8, 1)
+    np.testing.assert_array_equal(strict.adjacency_[iu], g.adjacency_[iu] & (g.edge_posterior_[iu] > 0.9))
+    tight = MEDGraphicalModel(C=0.1, alpha=1.0, solver_options={"kkt_tol": 1e-9}).fit(X)
+    assert tight.tie_tol_ == pytest.approx(1e-8)
+    with pytest.raises(ValueError, match="threshold"):
+        MEDGraphicalModel(threshold=1.0).fit(X)
