@@ -47,6 +47,7 @@ minutes on 50 x 1,000).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import warnings
 from pathlib import Path
@@ -114,14 +115,15 @@ def cd_record(X, C=0.01, alpha=36.0, finish=True):
     from medmtl.med.builders import ising_structure_dual
     from medmtl.med.solvers import solve
 
-    after = coordinate._FINISH_AFTER
+    policy = coordinate.POLICY
     try:
-        coordinate._FINISH_AFTER = after if finish else np.inf
+        if not finish:
+            coordinate.POLICY = dataclasses.replace(policy, finish_after=np.inf)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sol = solve(ising_structure_dual(X, C, alpha), "cd")
     finally:
-        coordinate._FINISH_AFTER = after
+        coordinate.POLICY = policy
     inside = int(np.count_nonzero((sol.lam > 0) & (sol.lam < C)))
     return (sol.info["passes"], sol.info["face_steps"], sol.info["newton_steps"], sol.status,
             sol.info["kkt_gap"], inside)

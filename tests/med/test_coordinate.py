@@ -210,9 +210,11 @@ def test_shrinking_does_not_stall_when_only_shrunk_multipliers_can_meet_an_equal
 def _passes_alone(monkeypatch):
     """Coordinate passes without the proximal Newton finish (which the Ising duals below
     take after 50 passes at the default tolerance), to measure what the passes do."""
+    import dataclasses
+
     from medmtl.med.solvers import coordinate
 
-    monkeypatch.setattr(coordinate, "_FINISH_AFTER", np.inf)
+    monkeypatch.setattr(coordinate, "POLICY", dataclasses.replace(coordinate.POLICY, finish_after=np.inf))
 
 
 @pytest.mark.parametrize("kkt_tol", [1e-2, 1e-3])

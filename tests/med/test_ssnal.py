@@ -6,6 +6,7 @@ the layouts it cannot take, and turn the Ising structure duals that coordinate p
 leave at the pass limit into converged solves.
 """
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -14,7 +15,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from medmtl.med.dual import MEDDual
 from medmtl.med.solvers import coordinate, solve
-from medmtl.med.solvers.ssnal import _Conjugate, layout_of, prox_newton
+from medmtl.med.solvers.ssnal import layout_of, prox_newton
+from medmtl.med.solvers.ssnal_layouts import Conjugate
 from medmtl.med.solvers.gram_storage import FactorRows
 from med_testdata import assert_kkt, reference_solution
 from test_coordinate import FACTOR_KINDS, factor_dual
@@ -34,7 +36,7 @@ def _ising_dual(n_nodes, n_samples, C=0.01, alpha=36.0):
 def test_the_finish_taken_after_one_pass_reaches_the_direct_solve(kind, alpha, monkeypatch):
     # Forced on every factor model from the first pass on: where the layout allows it the
     # finish gives the answer, elsewhere it declines and the passes go on.
-    monkeypatch.setattr(coordinate, "_FINISH_AFTER", 1)
+    monkeypatch.setattr(coordinate, "POLICY", dataclasses.replace(coordinate.POLICY, finish_after=1))
     dual = factor_dual(kind, alpha=alpha)
     sol = solve(dual, "cd")
     assert sol.status == "converged"
@@ -44,7 +46,7 @@ def test_the_finish_taken_after_one_pass_reaches_the_direct_solve(kind, alpha, m
 
 
 def test_the_finish_is_taken_where_its_layout_allows_it(monkeypatch):
-    monkeypatch.setattr(coordinate, "_FINISH_AFTER", 1)
+    monkeypatch.setattr(coordinate, "POLICY", dataclasses.replace(coordinate.POLICY, finish_after=1))
     taken = {kind: solve(factor_dual(kind, alpha=3.0), "cd").info["prox_steps"] > 0
              for kind in ["svm_linear", "fs_single", "fs_multi", "pooling"]}
     # every layout: per task (one task, or a column per task) or flat (adaptive pooling,
@@ -70,15 +72,15 @@ def test_a_column_shared_by_two_tasks_takes_the_flat_layout():
     dual = MEDDual(c=np.ones(4), lo=0.0, hi=1.0, a=[1.0, -1.0, 1.0, -1.0],
                    groups=[np.arange(2), np.arange(2, 4)], Phi=F, alpha=2.0)
     rows = FactorRows.of(dual)
-    assert type(layout_of(dual, rows)).__name__ == "_Flat"
+    assert type(layout_of(dual, rows)).__name__ == "Flat"
     lam, gap, _ = prox_newton(dual, rows, dual.project(np.full(4, 0.5)), 1e-2, 1e-6)
     assert dual.objective(dual.project(lam)) == pytest.approx(solve(dual, "direct").objective, rel=1e-6)
 
 
 def test_a_dual_too_wide_for_both_layouts_is_declined(monkeypatch):
-    from medmtl.med.solvers import ssnal
+    from medmtl.med.solvers import ssnal_layouts
 
-    monkeypatch.setattr(ssnal, "_MAX_FLAT", 1)
+    monkeypatch.setattr(ssnal_layouts, "MAX_FLAT", 1)
     F = np.array([[1.0, 0.0], [0.5, 1.0], [1.0, 0.3], [0.2, 1.0]])
     dual = MEDDual(c=np.ones(4), lo=0.0, hi=1.0, a=[1.0, -1.0, 1.0, -1.0],
                    groups=[np.arange(2), np.arange(2, 4)], Phi=F, alpha=2.0)
@@ -93,7 +95,7 @@ def test_the_conjugate_inverts_the_gradient_and_its_hessian_is_the_inverse(alpha
     dual = MEDDual(c=np.ones(3), lo=0.0, hi=1.0, a=np.ones(3), groups=[np.arange(3)],
                    Phi0=F[:, :2], Phi=F[:, 2:], term_ptr=[0, 2, 3, 5], alpha=alpha)
     rows = FactorRows.of(dual)
-    conj = _Conjugate(rows, dual.n_terms, alpha)
+    conj = Conjugate(rows, dual.n_terms, alpha)
     u = np.random.default_rng(1).normal(scale=3.0, size=7)
     u[4] = 0.0  # a term whose u is zero
     w = conj.w_of(u)

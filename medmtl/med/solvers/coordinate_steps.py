@@ -23,11 +23,33 @@ on the MED dual.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
-from .smo import njit
+from .gram_storage import Rows
+from ._numba import njit
 
-__all__ = ["coordinate_pass", "full_gradient", "refresh_terms", "shuffle", "switched_sum"]
+__all__ = ["Rows", "Coords", "Iterate", "Scratch", "Prior", "coordinate_pass", "full_gradient",
+           "refresh_terms", "shuffle", "switched_sum", "scratch_for"]
+
+# The records the compiled passes take besides the factors' rows (numba reads a namedtuple's
+# fields as plain values):
+Coords = namedtuple("Coords", "c a lo hi group_of")
+"""The dual's per-multiplier data: linear term, equality coefficients, box, task."""
+Iterate = namedtuple("Iterate", "lam u q s shift rho resid")
+"""The state a pass updates in place: the multipliers, ``u = F^T lam``, ``q``, the posteriors,
+and per task the bias estimate, the augmented Lagrangian's penalty and the residual."""
+Scratch = namedtuple("Scratch", "seg_t seg_p seg_r s_at")
+"""Work arrays for the switched terms one row touches."""
+Prior = namedtuple("Prior", "log_alpha switched")
+"""``log(alpha)`` (``-inf`` for ``alpha = 0``) and whether ``J`` has switched terms."""
+
+
+def scratch_for(rows):
+    """The :class:`Scratch` arrays for the longest row of ``rows``."""
+    width = max(int(np.max(np.diff(rows.indptr), initial=0)), 1)
+    return Scratch(np.empty(width, dtype=np.int64), np.empty(width), np.empty(width), np.empty(width))
 
 # A coordinate whose projected gradient is below this (absolute) is not stepped (liblinear).
 _TINY_GRADIENT = 1e-14
@@ -68,9 +90,11 @@ def shuffle(order, m, state):
 
 
 @njit(cache=True)
-def _gather(i, indptr, indices, data, col_term, u, seg_t, seg_p, seg_r):
+def _gather(i, rows, u, scratch):
     """``(m, p0, r0)`` for row ``i``: the shared columns' ``p_0, r_0`` and, in
-    ``seg_*[:m]``, the touched switched terms with their ``p_t, r_t``."""
+    ``scratch.seg_*[:m]``, the touched switched terms with their ``p_t, r_t``."""
+    indptr, indices, data, col_term = rows
+    seg_t, seg_p, seg_r = scratch.seg_t, scratch.seg_p, scratch.seg_r
     k = indptr[i]
     end = indptr[i + 1]
     p0 = 0.0
@@ -100,9 +124,10 @@ def _gather(i, indptr, indices, data, col_term, u, seg_t, seg_p, seg_r):
 
 
 @njit(cache=True)
-def _slope(d, base, r0, m, seg_t, seg_p, seg_r, q, log_alpha, s_at):
+def _slope(d, base, r0, m, scratch, q, log_alpha):
     """``(phi'(d), phi''(d))`` with ``base = c_i - p_0 - a_i B_g`` and ``r0`` holding the
-    shared and augmented curvature; the posteriors at ``d`` go to ``s_at[:m]``."""
+    shared and augmented curvature; the posteriors at ``d`` go to ``scratch.s_at[:m]``."""
+    seg_t, seg_p, seg_r, s_at = scratch
     d1 = base - d * r0
     d2 = -r0
     for j in range(m):
@@ -116,15 +141,16 @@ def _slope(d, base, r0, m, seg_t, seg_p, seg_r, q, log_alpha, s_at):
 
 
 @njit(cache=True)
-def _line_step(G, H, lo_d, hi_d, base, r0, m, seg_t, seg_p, seg_r, q, s, log_alpha, switched,
-               s_at):
+def _line_step(G, H, lo_d, hi_d, base, r0, m, scratch, q, s, prior):
     """The maximiser over ``[lo_d, hi_d]`` of ``phi`` (concave) from ``phi'(0) = G``,
     ``phi''(0) = -H``: Newton steps kept inside a bracket of the root.
 
-    Returns ``(d, fresh)``: the step, and whether ``s_at[:m]`` holds the posteriors at it.
-    A small step (every ``|dq_t| <= _SMALL_DQ``) is the Newton step from 0, its posteriors
-    in ``s_at`` from their Taylor series.
+    Returns ``(d, fresh)``: the step, and whether ``scratch.s_at[:m]`` holds the posteriors
+    at it. A small step (every ``|dq_t| <= _SMALL_DQ``) is the Newton step from 0, its
+    posteriors in ``s_at`` from their Taylor series.
     """
+    seg_t, seg_p, seg_r, s_at = scratch
+    log_alpha, switched = prior
     if H > 0.0:
         d = G / H
     else:
@@ -157,7 +183,7 @@ def _line_step(G, H, lo_d, hi_d, base, r0, m, seg_t, seg_p, seg_r, q, s, log_alp
         right = 0.0
     target = _LINE_RTOL * abs(G)
     for _ in range(_LINE_MAX_ITER):
-        d1, d2 = _slope(d, base, r0, m, seg_t, seg_p, seg_r, q, log_alpha, s_at)
+        d1, d2 = _slope(d, base, r0, m, scratch, q, log_alpha)
         if abs(d1) <= target or (d == hi_d and d1 >= 0.0) or (d == lo_d and d1 <= 0.0):
             return d, True
         if d1 > 0.0:
@@ -170,28 +196,68 @@ def _line_step(G, H, lo_d, hi_d, base, r0, m, seg_t, seg_p, seg_r, q, s, log_alp
         if nd == d:
             return d, True
         d = nd
-    _slope(d, base, r0, m, seg_t, seg_p, seg_r, q, log_alpha, s_at)
+    _slope(d, base, r0, m, scratch, q, log_alpha)
     return d, True
 
 
 @njit(cache=True)
-def coordinate_pass(order, n_active, indptr, indices, data, col_term, u, q, s, lam, c, a, lo, hi,
-                    group_of, shift, rho, resid, log_alpha, switched, pg_bounds, shrinking,
-                    seg_t, seg_p, seg_r, s_at, stats):
+def _move(i, d, step, rows, coords, it, scratch, prior, gain):
+    """Take the step ``lam_i += d`` (``step = (lo_d, hi_d, fresh, m, p0, r0)`` from the line
+    search and the row's gather): ``u``, ``q``, the posteriors and the task's residual follow
+    it; returns ``gain`` plus the step's rise of ``J``."""
+    lo_d, hi_d, fresh, m, p0, r0 = step
+    indptr, indices, data = rows.indptr, rows.indices, rows.data
+    c, a, lo, hi, group_of = coords
+    lam, u, q, s, _, _, resid = it
+    seg_t, seg_p, seg_r, s_at = scratch
+    log_alpha, switched = prior
+    if d == hi_d:
+        lam[i] = hi[i]
+    elif d == lo_d:
+        lam[i] = lo[i]
+    else:
+        lam[i] = lam[i] + d
+    for kk in range(indptr[i], indptr[i + 1]):
+        u[indices[kk]] += d * data[kk]
+    gain += d * (c[i] - p0 - 0.5 * d * r0)
+    for j in range(m):
+        t = seg_t[j]
+        dq = d * (seg_p[j] + 0.5 * d * seg_r[j])
+        q[t] += dq
+        s_old = s[t]
+        s_new = s_at[j] if fresh else _posterior(q[t], log_alpha)
+        s[t] = s_new
+        if not switched:
+            gain -= dq
+        elif abs(dq) <= _SMALL_DQ:
+            gain -= dq * (s_old + 0.5 * s_old * (1.0 - s_old) * dq)
+        else:
+            gain -= dq + np.log(s_old) - np.log(s_new)
+    resid[group_of[i]] += a[i] * d
+    return gain
+
+
+@njit(cache=True)
+def coordinate_pass(order, n_active, rows, coords, it, scratch, prior, shrinking, pg_bounds, stats):
     """One pass of exact coordinate steps over ``order[:n_active]`` (in that order).
 
-    ``u``, ``q``, ``s`` (the posteriors), ``lam`` and the groups' residuals
-    ``resid_g = a_g^T lam_g`` are updated in place. Each multiplier maximises
+    ``it.u``, ``it.q``, ``it.s`` (the posteriors), ``it.lam`` and the groups' residuals
+    ``it.resid_g = a_g^T lam_g`` are updated in place. Each multiplier maximises
     ``J(lam) - sum_g [B_g a_g^T lam_g + rho_g (a_g^T lam_g)^2 / 2]`` along its coordinate
-    (``shift`` holds the ``B_g``). With ``shrinking``, a multiplier at a bound whose gradient
-    pushes outwards harder than the largest violation of the last pass (``pg_bounds`` =
-    (largest, smallest) projected gradient then) leaves the active part of ``order``.
+    (``it.shift`` holds the ``B_g``). With ``shrinking``, a multiplier at a bound whose
+    gradient pushes outwards harder than the largest violation of the last pass
+    (``pg_bounds`` = (largest, smallest) projected gradient then) leaves the active part of
+    ``order``.
 
     Returns the new number of active multipliers; ``stats`` receives the largest and
     smallest projected gradient of this pass, the number of nonzeros touched and the rise
     of ``J`` (each step's, summed: per touched term ``log(alpha + e^q)`` changes by
     ``dq + log s_t(q) - log s_t(q + dq)``, by its Taylor series for a small step).
     """
+    indptr = rows.indptr
+    c, a, lo, hi, group_of = coords
+    lam, u, q, s, shift, rho, resid = it
+    seg_t, seg_p, seg_r = scratch.seg_t, scratch.seg_p, scratch.seg_r
     pg_max = -np.inf
     pg_min = np.inf
     touched = 0
@@ -200,7 +266,7 @@ def coordinate_pass(order, n_active, indptr, indices, data, col_term, u, q, s, l
     m_act = n_active
     while k < m_act:
         i = order[k]
-        m, p0, r0 = _gather(i, indptr, indices, data, col_term, u, seg_t, seg_p, seg_r)
+        m, p0, r0 = _gather(i, rows, u, scratch)
         touched += indptr[i + 1] - indptr[i]
         g = group_of[i]
         ai = a[i]
@@ -240,33 +306,10 @@ def coordinate_pass(order, n_active, indptr, indices, data, col_term, u, q, s, l
             continue
         lo_d = lo[i] - li
         hi_d = hi[i] - li
-        d, fresh = _line_step(G, H, lo_d, hi_d, base, curv0, m, seg_t, seg_p, seg_r, q, s,
-                              log_alpha, switched, s_at)
+        d, fresh = _line_step(G, H, lo_d, hi_d, base, curv0, m, scratch, q, s, prior)
         if d == 0.0:
             continue
-        if d == hi_d:
-            lam[i] = hi[i]
-        elif d == lo_d:
-            lam[i] = lo[i]
-        else:
-            lam[i] = li + d
-        for kk in range(indptr[i], indptr[i + 1]):
-            u[indices[kk]] += d * data[kk]
-        gain += d * (c[i] - p0 - 0.5 * d * r0)
-        for j in range(m):
-            t = seg_t[j]
-            dq = d * (seg_p[j] + 0.5 * d * seg_r[j])
-            q[t] += dq
-            s_old = s[t]
-            s_new = s_at[j] if fresh else _posterior(q[t], log_alpha)
-            s[t] = s_new
-            if not switched:
-                gain -= dq
-            elif abs(dq) <= _SMALL_DQ:
-                gain -= dq * (s_old + 0.5 * s_old * (1.0 - s_old) * dq)
-            else:
-                gain -= dq + np.log(s_old) - np.log(s_new)
-        resid[g] += ai * d
+        gain = _move(i, d, (lo_d, hi_d, fresh, m, p0, r0), rows, coords, it, scratch, prior, gain)
     stats[0] = pg_max
     stats[1] = pg_min
     stats[2] = touched
@@ -275,10 +318,11 @@ def coordinate_pass(order, n_active, indptr, indices, data, col_term, u, q, s, l
 
 
 @njit(cache=True)
-def full_gradient(indptr, indices, data, col_term, u, s, c, out, size):
+def full_gradient(rows, u, s, c, out, size):
     """``out = c - F W u``, the exact gradient of ``J`` (``W`` = 1 on the shared columns,
     ``s_t`` on term ``t``'s), one pass over the rows; ``size[i]`` gets the sum of the
     absolute values summed into ``out[i]`` (the scale of its rounding error)."""
+    indptr, indices, data, col_term = rows
     n = indptr.size - 1
     for i in range(n):
         acc = c[i]

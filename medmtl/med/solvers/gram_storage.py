@@ -16,6 +16,7 @@ copy of the dual along a (C, alpha) path shares.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from functools import cached_property
 
 import numpy as np
@@ -23,7 +24,11 @@ import scipy.sparse as sp
 
 from ..grams import KernelGram
 
-__all__ = ["FactorRows", "GroupGrams"]
+__all__ = ["FactorRows", "GroupGrams", "Rows"]
+
+Rows = namedtuple("Rows", "indptr indices data col_term")
+"""The factors' rows as the compiled loops take them: CSR arrays and the switched term of each
+column (-1: shared)."""
 
 # Largest dense copy of the factors, and largest set of per-task Gram blocks, kept in memory.
 _MAX_BYTES = 1 << 29
@@ -103,6 +108,11 @@ class FactorRows:
     @cached_property
     def dense32(self):
         return None if self.dense is None else self.dense.astype(np.float32)
+
+    @cached_property
+    def record(self):
+        """The rows as a :class:`Rows` record for the compiled loops."""
+        return Rows(self.indptr, self.indices, self.data, self.col_term)
 
     def u(self, lam):
         """``F^T lam`` of shape (r0 + R,)."""

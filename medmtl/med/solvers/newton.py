@@ -28,7 +28,7 @@ from .kkt import line_search, max_gap, rounding_floor, scaled_box
 from . import ssnal
 from .gram_storage import FactorRows
 from .newton_models import make_model
-from .smo import HAVE_NUMBA
+from ._numba import HAVE_NUMBA
 from .threads import one_blas_thread
 
 __all__ = ["NewtonMethod"]

@@ -28,7 +28,8 @@ import scipy.sparse as sp
 
 from ..bound import log_switch_term, switch_posterior
 from .gram_storage import FactorRows, GroupGrams
-from .smo import ColumnCache, diag_hessian, smo_solve, smo_solve_blocks
+from .smo import ColumnCache, diag_hessian, smo_solve
+from .smo_blocks import smo_solve_blocks
 
 __all__ = ["NewtonModel", "FactorModel", "KernelModel", "BlockModel", "make_model"]
 
@@ -274,7 +275,7 @@ class FactorModel(NewtonModel):
                 dual, self.grams, self.Qb, self._flat, W.V.toarray() if sp.issparse(W.V) else W.V, tau, inv_a, grad_b, beta, blo, bhi,
                 inner_eps, max_steps, self.shrinking)
             return steps, gap
-        diag_hessian(rows.indptr, rows.indices, rows.data, rows.col_term, self.s, tau, self.u, diagH)
+        diag_hessian(rows.record, self.s, tau, self.u, diagH)
         self.max_curvature = float(np.max(diagH * inv_a**2, initial=0.0))
         self.cache.reset(W)
         beta0 = beta.copy()

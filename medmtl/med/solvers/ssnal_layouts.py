@@ -1,0 +1,351 @@
+"""The spaces the proximal Newton method (:mod:`~medmtl.med.solvers.ssnal`) works in: the
+conjugate of the dual's nonlinear part, and the two layouts of the weights, biases and
+examples its Newton systems are solved in.
+
+* per task (:class:`_Blocks`), when every column of the factors belongs to one task:
+  conjugate gradients preconditioned by each task's exact block;
+* flat (:class:`_Flat`), for any other dual of moderate width: the whole generalised Hessian
+  formed densely and factorised.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from ..bound import switch_posterior
+from .coordinate_steps import switched_sum
+
+__all__ = ["layout_of", "Conjugate", "Blocks", "Flat", "MAX_BLOCK", "MAX_FLAT"]
+
+# A task's block of the per-task layout is dense: at most this many columns per task, and
+# this many entries of the dense rows in all.
+MAX_BLOCK = 512
+MAX_DENSE = 2e7
+# The flat layout forms the (R + G)-square Hessian: at most this many weights and biases,
+# and this many multiply-adds to form it (the sum over the rows of their nonzeros squared).
+MAX_FLAT = 2500
+MAX_FLAT_WORK = 2e9
+# Conjugate-gradient iterations per Newton step at most, and the fraction of the Newton
+# system's residual at which CG stops.
+_MAX_CG = 100
+_CG_RTOL = 1e-3
+
+
+# ---------------------------------------------------------------------------------------
+# The conjugate of the nonlinear part of J
+# ---------------------------------------------------------------------------------------
+class Conjugate:
+    """``f`` and its conjugate on the columns: ``w = grad f(u)`` and back, ``f*(w)``, and
+    the Hessian of ``f*``."""
+
+    def __init__(self, rows, n_terms, alpha):
+        self.ct = rows.col_term.astype(np.int64)
+        self.sw = self.ct >= 0
+        self.t_sw = self.ct[self.sw]
+        self.D = n_terms
+        self.alpha = alpha
+
+    def _posterior(self, q):
+        return switch_posterior(q, self.alpha)
+
+    def w_of(self, u):
+        """``grad f(u)``."""
+        w = u.copy()
+        q = 0.5 * np.bincount(self.t_sw, u[self.sw] ** 2, minlength=self.D)
+        w[self.sw] *= self._posterior(q)[self.t_sw]
+        return w
+
+    def u_of(self, w):
+        """``grad f*(w)`` (the ``u`` with ``grad f(u) = w``), with each term's posterior:
+        per term, ``r s(r) = ||w_t||`` for ``r = ||u_t||`` (increasing in ``r``, solved by
+        geometric bisection on ``[rho, (1 + alpha) rho]`` and two Newton steps)."""
+        rho = np.sqrt(np.bincount(self.t_sw, w[self.sw] ** 2, minlength=self.D))
+        r = rho.copy()
+        if self.alpha > 0:
+            pos = rho > 0
+            lo, hi = rho[pos], rho[pos] * (1.0 + self.alpha)
+            for _ in range(44):
+                mid = np.sqrt(lo * hi)
+                above = mid * self._posterior(0.5 * mid * mid) >= rho[pos]
+                hi = np.where(above, mid, hi)
+                lo = np.where(above, lo, mid)
+            x = np.sqrt(lo * hi)
+            for _ in range(2):
+                s = self._posterior(0.5 * x * x)
+                x = x - (x * s - rho[pos]) / (s + s * (1.0 - s) * x * x)
+            r[pos] = x
+        s = self._posterior(0.5 * r * r)
+        u = w.copy()
+        u[self.sw] = w[self.sw] / s[self.t_sw]
+        return u, s, 0.5 * r * r
+
+    def value(self, w, u, q):
+        """``f*(w) = u^T w - f(u)``, ``f`` as ``J`` holds it (:func:`switched_sum`)."""
+        f = 0.5 * float(u[~self.sw] @ u[~self.sw]) + switched_sum(q, self.alpha)
+        return float(u @ w) - f
+
+    def hessian(self, u, s, q):
+        """``x -> grad^2 f*(w) x``, its diagonal, and the rank-one parts: at ``u`` with
+        posteriors ``s`` it is ``(I - k_t u_t u_t^T) / s_t`` per term,
+        ``k_t = (1 - s_t) / (1 + 2 (1 - s_t) q_t)``, and the identity on the shared columns.
+        The rank-one parts are returned as a sparse ``(R, D)`` matrix ``L`` with
+        ``grad^2 f* = diag(d) - L L^T``."""
+        k = (1.0 - s) / (1.0 + 2.0 * (1.0 - s) * q)
+        st, kt, us = s[self.t_sw], k[self.t_sw], u[self.sw]
+        inv = np.ones(u.size)
+        inv[self.sw] = 1.0 / st
+        diag = inv.copy()
+        diag[self.sw] -= kt * us * us / st
+
+        def apply(x):
+            out = x.copy()
+            dots = np.bincount(self.t_sw, us * x[self.sw], minlength=self.D)
+            out[self.sw] = (x[self.sw] - kt * us * dots[self.t_sw]) / st
+            return out
+
+        cols = np.flatnonzero(self.sw)
+        L = sp.csr_matrix((us * np.sqrt(kt / st), (cols, self.t_sw)), shape=(u.size, self.D))
+        return apply, diag, (inv, L)
+
+
+# ---------------------------------------------------------------------------------------
+# Layouts of the weights, biases and examples
+# ---------------------------------------------------------------------------------------
+class Blocks:
+    """Per-task layout: ``X[g]`` holds task ``g``'s rows on the columns it owns, then
+    zeros, then ``a_g`` in the last slot (the bias); shorter tasks are padded with zero
+    rows. A task's weights and bias are one row ``V[g]`` of a ``(G, K)`` array, so
+    ``F w + a b`` is one batched product, and so is the adjoint."""
+
+    def __init__(self, dual, rows, owner):
+        n_groups = len(dual.groups)
+        self.G = n_groups
+        self.cols = [np.flatnonzero(owner == g) for g in range(n_groups)]
+        self.K = max(c.size for c in self.cols) + 1
+        self.N = max(r.size for r in dual.groups)
+        R, n = rows.F.shape[1], dual.n
+        self.R, self.n = R, n
+        # index[g]: the task's columns, then R (a zero slot); the last slot is the bias
+        self.index = np.full((n_groups, self.K - 1), R)
+        self.row_index = np.full((n_groups, self.N), n)
+        self.X = np.zeros((n_groups, self.N, self.K))
+        for g, (c, r) in enumerate(zip(self.cols, dual.groups)):
+            self.index[g, :c.size] = c
+            self.row_index[g, :r.size] = r
+            self.X[g, :r.size, :c.size] = rows.F[r][:, c].toarray()
+            self.X[g, :r.size, -1] = dual.a[r]
+        self.counts = [r.size for r in dual.groups]
+        self.a_rows = self.X[:, :, -1]
+
+    @classmethod
+    def of(cls, dual, rows):
+        """The layout of ``dual``, or None when a column is shared by two tasks or the
+        blocks would be too large."""
+        F = rows.F
+        n_groups = len(dual.groups)
+        if F.shape[1] == 0 or n_groups == 0:
+            return None
+        owner = np.full(F.shape[1], -1)
+        for g, r in enumerate(dual.groups):
+            cols = np.unique(F[r].indices)
+            if np.any(owner[cols] >= 0):
+                return None
+            owner[cols] = g
+        counts = np.bincount(owner[owner >= 0], minlength=n_groups)
+        K = counts.max(initial=0) + 1
+        N = max(r.size for r in dual.groups)
+        if K - 1 > MAX_BLOCK or n_groups * N * K > MAX_DENSE:
+            return None
+        return cls(dual, rows, owner)
+
+    def rows_of(self, x, fill=0.0):
+        """A per-example vector as ``(G, N)``."""
+        return np.append(x, fill)[self.row_index]
+
+    def flat(self, X):
+        """The per-example vector of a ``(G, N)`` array (padding dropped)."""
+        real = self.row_index < self.n
+        out = np.empty(self.n)
+        out[self.row_index[real]] = X[real]
+        return out
+
+    def weights(self, V):
+        """The column vector ``w`` of the stacked ``V``."""
+        w = np.zeros(self.R + 1)
+        w[self.index] = V[:, :-1]
+        return w[:self.R]
+
+    def stack(self, w, b):
+        V = np.empty((self.G, self.K))
+        V[:, :-1] = np.append(w, 0.0)[self.index]
+        V[:, -1] = b
+        return V
+
+    def apply(self, V):
+        """``F w + a b_g`` per example."""
+        return np.matmul(self.X, V[:, :, None])[:, :, 0]
+
+    def adjoint(self, lam):
+        """``(F^T lam, a_g^T lam_g)`` stacked."""
+        return np.matmul(lam[:, None, :], self.X)[:, 0, :]
+
+    def task(self, k):
+        return k, slice(0, self.counts[k])
+
+    def bias_slot(self, k):
+        return k, self.K - 1
+
+    def direction(self, hess, inside, rhs, mu):
+        """The Newton step: PCG on the generalised Hessian, preconditioned by each task's
+        exact block; a task with no example inside its box keeps its bias (flat in it)."""
+        hess_f, diag_f, _ = hess
+        X, G, K = self.X, self.G, self.K
+        has = inside.any(axis=1)
+        rows_in = [X[k][inside[k]] for k in range(G)]
+
+        def H(P):
+            out = np.empty_like(P)
+            for k, Xi in enumerate(rows_in):
+                out[k] = (Xi @ P[k]) @ Xi / mu
+            w_part = hess_f(self.weights(P))
+            out[:, :-1] += np.append(w_part, 0.0)[self.index]
+            out[~has, -1] = P[~has, -1]
+            return out
+
+        blocks = np.empty((G, K, K))
+        diag_stack = np.append(diag_f, 1.0)[self.index]
+        for k, Xi in enumerate(rows_in):
+            B = Xi.T @ Xi / mu
+            B[np.arange(K - 1), np.arange(K - 1)] += diag_stack[k]
+            if not has[k]:
+                B[-1, :] = B[:, -1] = 0.0
+                B[-1, -1] = 1.0
+            blocks[k] = B
+        try:
+            inv = np.linalg.inv(blocks)
+        except np.linalg.LinAlgError:  # a block singular in floating point (extreme scales)
+            inv = np.linalg.pinv(blocks)
+
+        def M(Rs):
+            return np.matmul(inv, Rs[:, :, None])[:, :, 0]
+
+        rhs = rhs.copy()
+        rhs[~has, -1] = 0.0
+        P, its = _pcg(H, M, rhs)
+        return P, its, has
+
+
+class Flat:
+    """Flat layout: ``V = (w, b)`` as one vector, the examples as one; the generalised
+    Hessian is formed densely (``(R + G)``-square) and factorised."""
+
+    def __init__(self, dual, rows):
+        self.F, self.FT = rows.F, rows.FT
+        self.R, self.n, self.G = rows.F.shape[1], dual.n, len(dual.groups)
+        self.a_rows = dual.a
+        self.group_of = dual.group_of
+        self.groups = dual.groups
+        self.A = sp.csr_matrix((dual.a, (np.arange(dual.n), dual.group_of)), shape=(dual.n, self.G))
+        self.FA = sp.hstack([self.F, self.A], format="csr")
+
+    @classmethod
+    def of(cls, dual, rows):
+        R, G = rows.F.shape[1], len(dual.groups)
+        if R == 0 or R + G > MAX_FLAT:
+            return None
+        per_row = np.diff(rows.F.indptr).astype(float) + 1.0
+        if float(per_row @ per_row) > MAX_FLAT_WORK:
+            return None
+        return cls(dual, rows)
+
+    def rows_of(self, x, fill=0.0):
+        return np.array(x, dtype=float)
+
+    def flat(self, X):
+        return np.array(X, dtype=float)
+
+    def weights(self, V):
+        return V[:self.R]
+
+    def stack(self, w, b):
+        return np.concatenate([w, b])
+
+    def apply(self, V):
+        return self.FA @ V
+
+    def adjoint(self, lam):
+        return self.FA.T @ lam
+
+    def task(self, k):
+        return self.groups[k]
+
+    def bias_slot(self, k):
+        return self.R + k
+
+    def direction(self, hess, inside, rhs, mu):
+        """The Newton step by a Cholesky factorisation of the dense generalised Hessian; a
+        task with no example inside its box keeps its bias (flat in it)."""
+        _, _, (inv, L) = hess
+        M = self.FA[inside]
+        H = (M.T @ M).toarray() / mu
+        H[np.arange(self.R), np.arange(self.R)] += inv
+        if L.nnz:
+            H[:self.R, :self.R] -= (L @ L.T).toarray()
+        has = np.bincount(self.group_of[inside], minlength=self.G) > 0
+        rhs = rhs.copy()
+        for k in np.flatnonzero(~has):
+            j = self.R + k
+            H[j, :] = H[:, j] = 0.0
+            H[j, j] = 1.0
+            rhs[j] = 0.0
+        try:
+            P = sla.cho_solve(sla.cho_factor(H, check_finite=False), rhs, check_finite=False)
+        except np.linalg.LinAlgError:  # not numerically positive definite: least squares
+            P = sla.lstsq(H, rhs, check_finite=False)[0]
+        return P, 1, has
+
+
+def layout_of(dual, rows):
+    """The layout the Newton systems of ``dual`` are solved in (per task, else flat), or
+    None when the dual is too wide for both.
+
+    Parameters
+    ----------
+    dual : MEDDual
+    rows : FactorRows
+
+    Returns
+    -------
+    Blocks, Flat or None
+    """
+    return Blocks.of(dual, rows) or Flat.of(dual, rows)
+
+
+def _pcg(H, M, rhs):
+    """Preconditioned conjugate gradients for ``H x = rhs`` (arrays of any shape)."""
+    x = np.zeros_like(rhs)
+    r = rhs.copy()
+    norm0 = np.sqrt(np.vdot(r, r))
+    if not norm0 > 0:
+        return x, 0
+    z = M(r)
+    p = z.copy()
+    rz = np.vdot(r, z)
+    it = 0
+    for it in range(1, _MAX_CG + 1):
+        Hp = H(p)
+        curv = np.vdot(p, Hp)
+        if not curv > 0:
+            break
+        step = rz / curv
+        x += step * p
+        r -= step * Hp
+        if np.sqrt(np.vdot(r, r)) <= _CG_RTOL * norm0:
+            break
+        z = M(r)
+        rz_new = np.vdot(r, z)
+        p = z + (rz_new / rz) * p
+        rz = rz_new
+    return x, it
