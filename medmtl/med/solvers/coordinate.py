@@ -55,6 +55,7 @@ import numpy as np
 
 from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_option
 from .coordinate_run import Policy, Run
+from .kkt import duality_gap
 from .threads import one_blas_thread
 
 __all__ = ["CoordinateMethod", "POLICY"]
@@ -145,5 +146,6 @@ class CoordinateMethod(Method):
             info={"passes": run.passes, "checks": run.checks, "nonzeros": run.touched,
                   "face_steps": run.faces, "cg_iterations": run.cg,
                   "prox_steps": run.prox_steps, "newton_steps": run.newton_steps,
-                  "kkt_gap": run.gap, "time": time.perf_counter() - t_start},
+                  "kkt_gap": run.gap, "duality_gap": duality_gap(dual, lam, run.grad),
+                  "time": time.perf_counter() - t_start},
         )

@@ -153,7 +153,8 @@ class DirectMethod(Method):
             certified = (duality_gap(dual, x) <= tol * max(abs(J), 1e-300)
                          or dual.kkt_violation(x)["stationarity"] <= 0.1 * tol * scale)
             if certified:
-                return self._solution(dual, x, J, solver, stats,
+                J0 = 0.0 if init is None else dual.objective(init)
+                return self._solution(dual, x, (J0, J), solver, stats,
                                       {"cvxpy_status": status, "attempts": k + 1})
             if best is None or J > best[1]:
                 best = (x, J)
@@ -162,13 +163,13 @@ class DirectMethod(Method):
                                f"{' then '.join(map(repr, outcomes))} and no certified answer")
         return self._fall_back(dual, solver, outcomes, init if best is None else best[0])
 
-    def _solution(self, dual, x, J, solver, stats, info):
+    def _solution(self, dual, x, path, solver, stats, info):
         n_iter = int(stats.num_iters) if stats is not None and stats.num_iters is not None else 1
         return MEDSolution(
             lam=x,
             intercepts=dual.intercepts(x),
-            objective=J,
-            objective_path=np.array([0.0, J]),
+            objective=path[1],
+            objective_path=np.array(path),
             n_iter=n_iter,
             status="optimal",
             switch_posterior=dual.switch_posterior(x),

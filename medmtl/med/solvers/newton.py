@@ -24,7 +24,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_option
-from .kkt import line_search, max_gap, rounding_floor, scaled_box
+from .kkt import duality_gap, line_search, max_gap, rounding_floor, scaled_box
 from . import ssnal
 from .gram_storage import FactorRows
 from .newton_models import make_model
@@ -153,10 +153,10 @@ class NewtonMethod(Method):
             if handover and run.status in _HAND_OVER:
                 handed = _hand_over(dual, lam, J, options["kkt_tol"])
         run.path[-1] = J
-        info = {}
+        info = {} if grad is None else {"duality_gap": duality_gap(dual, lam, grad)}
         if handed is not None:
             lam, J, run.gap, status, stats = handed
-            info["handover"] = {"to": "ssnal", "because": run.status, **stats}
+            info = {"handover": {"to": "ssnal", "because": run.status, **stats}}
             run.status, grad, s_final = status, None, None
             run.path.append(J)
         return MEDSolution(

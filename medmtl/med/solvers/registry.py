@@ -432,7 +432,9 @@ def _no_worse_than_the_start(dual, sol, start):
     with status ``"stalled"``: every method is an ascent method, and the start (``lam = 0``,
     ``J = 0``, when none is given) is always feasible."""
     lam0 = np.zeros(dual.n) if start is None else start
-    J0 = dual.objective(lam0)
+    # every method's path starts at J of its start (0 at lam = 0)
+    J0 = 0.0 if start is None else (float(sol.objective_path[0]) if len(sol.objective_path)
+                                     else dual.objective(lam0))
     if sol.objective >= J0 - 1e-12 * max(abs(J0), abs(sol.objective), 1.0):
         return
     sol.info["below_start"] = sol.objective
