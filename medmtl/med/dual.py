@@ -34,63 +34,12 @@ import scipy.sparse as sp
 from scipy.optimize import brentq
 
 from .bound import bound_curvature, log_switch_term, switch_posterior
+from .dual_cvxpy import to_cvxpy
+from .factor_rows import FactorRows
+from .workspace import Workspace
 from .grams import FactorGram, as_factor, factor_dot, factor_tdot, is_kernel_gram, stack_factors
 
 __all__ = ["MEDDual", "Workspace"]
-
-
-class Workspace:
-    """What is derived once from a dual's data, shared by every copy of the dual.
-
-    :meth:`MEDDual.replace` (a path over ``C`` and ``alpha``) keeps the data, so the copies
-    share one workspace and the factors, Gram operators and solver layouts below are built
-    once for the whole path. Every attribute is None until it is first built; the names are
-    fixed (``__slots__``), so a misspelt one is an error rather than a second cache.
-
-    Attributes
-    ----------
-    shared_factor : ndarray or sparse matrix of shape (n, r0), or None
-        Factor of a kernel's unswitched Gram, built when a factor-based method
-        (``"bound"``, ``"direct"``) first reads :attr:`MEDDual.Phi0`. It stays None while the
-        kernel is only evaluated column by column: no n x n factor has been built.
-    switched_factors : tuple (Phi, term_ptr) or None
-        The switched factors side by side and their column offsets; None while some term is
-        a :class:`KernelGram` that no factor-based method has factorised yet.
-    col_term : ndarray of shape (R,) or None
-        The switched term of each column of ``Phi``.
-    shared_gram : FactorGram or None
-        The unswitched factor as a Gram operator.
-    term_grams : list of FactorGram or KernelGram, or None
-        The switched terms as Gram operators.
-    factor_rows : medmtl.med.solvers.gram_storage.FactorRows or None
-        The Newton solver's row layout of ``[Phi0 | Phi]``.
-    factor_grams : medmtl.med.solvers.gram_storage.GroupGrams or None
-        Per-task Gram blocks of the factors (the Newton solver, block-diagonal models).
-    kernel_grams : medmtl.med.solvers.gram_storage.GroupGrams or None
-        Per-task Gram blocks evaluated from the kernels (the Newton solver).
-    kernel_diagonals : tuple (diag0, diagT) or None
-        ``diag(H0)`` of shape (n,) and every ``diag(H_d)`` as columns, shape (n, D).
-    block_products : tuple (lam, products) or None
-        The Newton solver's per-task products at its last answer, so that a warm start
-        from that answer (the next point of a path) does not recompute them.
-
-    Examples
-    --------
-    >>> d = MEDDual(c=[1, 1], lo=[0, 0], hi=[1, 1], a=[1, -1], groups=[np.arange(2)],
-    ...             Phi0=np.array([[1.0], [1.0]]))
-    >>> d.replace(C=2.0).workspace is d.workspace
-    True
-    >>> d.workspace.shared_gram is None, d.shared_gram() is d.workspace.shared_gram
-    (True, True)
-    """
-
-    __slots__ = ("shared_factor", "switched_factors", "col_term", "shared_gram", "term_grams",
-                 "factor_rows", "factor_grams", "kernel_grams", "kernel_diagonals",
-                 "block_products", "__weakref__")
-
-    def __init__(self):
-        for name in self.__slots__[:-1]:
-            setattr(self, name, None)
 
 
 class MEDDual:
@@ -254,6 +203,15 @@ class MEDDual:
                          for a, b in zip(ptr[:-1], ptr[1:])]
             ws.term_grams = grams
         return ws.term_grams
+
+    def factor_rows(self):
+        """``[Phi0 | Phi]`` as rows (:class:`~medmtl.med.factor_rows.FactorRows`), the form the
+        coordinate, proximal Newton and Newton methods read; built on first use (factorising
+        any kernel) and kept in the workspace."""
+        ws = self.workspace
+        if ws.factor_rows is None:
+            ws.factor_rows = FactorRows(self)
+        return ws.factor_rows
 
     def replace(self, C=None, alpha=None):
         """A copy with a new upper bound ``C`` (box ``[0, C]``) and/or ``alpha``.
@@ -586,63 +544,7 @@ class MEDDual:
         >>> bool(dual.objective(start) <= qp.value <= dual.objective(x.value) + 1e-7)
         True
         """
-        import cvxpy as cp
-
-        lam = cp.Variable(self.n)
-        expr = self.c @ lam
-        if self.Phi0 is not None and self.Phi0.shape[1]:
-            expr = expr - 0.5 * cp.sum_squares(self.Phi0.T @ lam)
-        if self.n_terms:
-            if bound_at is None:
-                expr = expr - self._cvxpy_switched_terms(lam)
-            else:
-                expr = expr - self._cvxpy_switched_bound(lam, bound_at)
-        rows = np.concatenate([np.full(g.size, k) for k, g in enumerate(self.groups)])
-        cols = np.concatenate(self.groups)
-        Aeq = sp.csr_matrix((self.a[cols], (rows, cols)), shape=(len(self.groups), self.n))
-        cons = [lam >= self.lo, lam <= self.hi, Aeq @ lam == 0]
-        return cp.Problem(cp.Maximize(expr), cons), lam
-
-    def _cvxpy_switched_terms(self, lam):
-        """``sum_d [log(alpha + exp(q_d)) - log(alpha + 1)]`` as a convex CVXPY expression."""
-        import cvxpy as cp
-
-        w = self.Phi.T @ lam
-        widths = np.diff(self.term_ptr)
-        if np.all(widths == 1):
-            qd = 0.5 * cp.square(w)
-        elif self.n_terms <= 1000:
-            # One cone per term (not one per column) keeps the conic problem small and
-            # well conditioned for wide kernel factors.
-            qd = 0.5 * cp.hstack([cp.sum_squares(w[a:b]) for a, b in zip(self.term_ptr[:-1], self.term_ptr[1:])])
-        else:
-            qd = 0.5 * (self._term_sum_matrix() @ cp.square(w))
-        if self.alpha == 0:
-            return cp.sum(qd)
-        # log(alpha + e^q) - log(alpha + 1) = logistic(q - log alpha) - log(1 + 1 / alpha)
-        return cp.sum(cp.logistic(qd - np.log(self.alpha))) - self.n_terms * np.log1p(1.0 / self.alpha)
-
-    def _cvxpy_switched_bound(self, lam, at):
-        """Theorem 1's upper bound on the switched terms, touching them at ``at``:
-        ``sum_d f(v_d) + s_d v_d^T (w_d - v_d) + ||w_d - v_d||^2 / 2 + G_d (v_d^T (w_d - v_d))^2 / 2``
-        with ``v = Phi^T at`` and ``w = Phi^T lam`` (a convex quadratic in ``lam``)."""
-        import cvxpy as cp
-
-        at = np.asarray(at, dtype=float)
-        if at.shape != (self.n,) or not np.all(np.isfinite(at)):
-            raise ValueError(f"bound_at must be a finite array of shape ({self.n},); got shape {at.shape}")
-        v = self.switched_u(at)
-        q = self.half_sq_norms(v)
-        s, G = switch_posterior(q, self.alpha), bound_curvature(q, self.alpha)
-        dw = self.Phi.T @ lam - v
-        r = self._term_sum_matrix() @ cp.multiply(v, dw)  # v_d^T (w_d - v_d) per term
-        return (float(log_switch_term(q, self.alpha).sum()) + s @ r + 0.5 * cp.sum_squares(dw)
-                + 0.5 * cp.sum_squares(cp.multiply(np.sqrt(G), r)))
-
-    def _term_sum_matrix(self):
-        """``S`` of shape (D, R) summing the columns of each switched term."""
-        R = self.term_ptr[-1]
-        return sp.csr_matrix((np.ones(R), (self.col_term, np.arange(R))), shape=(self.n_terms, R))
+        return to_cvxpy(self, bound_at)
 
     def __repr__(self):
         shared = ("none" if self._shared is None else "kernel" if is_kernel_gram(self._shared)

@@ -1,18 +1,61 @@
-"""Gram matrices of the MED dual, stored as factors or evaluated on demand.
+"""Gram matrices of the MED dual, stored as factors or evaluated on demand, behind one
+interface.
 
 A term ``H = Phi Phi^T`` of the dual is kept as its factor ``Phi`` (dense or canonical CSR)
 when the kernel has a cheap feature map or a small Gram matrix (:func:`factorize_gram`);
 a kernel without one (RBF, polynomial) is held as a :class:`KernelGram`, the kernel and each
-task's rows, whose columns the solvers evaluate as they need them. :class:`FactorGram`
-gives a factor the same operator interface.
+task's rows, whose columns the solvers evaluate as they need them. Both implement
+:class:`GramOperator`, the one interface a solver reads a term through: its diagonal, rows
+and columns, blocks, products and quadratic form, and a factor. The dual hands them out
+(:meth:`MEDDual.shared_gram <medmtl.med.dual.MEDDual.shared_gram>`,
+:meth:`~medmtl.med.dual.MEDDual.term_grams`), and all its factors as rows
+(:meth:`~medmtl.med.dual.MEDDual.factor_rows`).
 """
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["KernelGram", "FactorGram", "factorize_gram"]
+__all__ = ["GramOperator", "KernelGram", "FactorGram", "factorize_gram"]
+
+
+@runtime_checkable
+class GramOperator(Protocol):
+    """What a solver may ask of a Gram term ``H`` (n x n) of the MED dual, however it is held.
+
+    Attributes
+    ----------
+    n : int
+        The number of multipliers.
+    """
+
+    n: int
+
+    def diag(self):
+        """``diag(H)``, shape (n,)."""
+
+    def rows(self, idx, out=None, weight=1.0, scale=None):
+        """``weight * H[idx, :]`` (of ``diag(scale) H diag(scale)`` when given), added into
+        ``out`` (new if None), shape (len(idx), n)."""
+
+    def columns(self, idx):
+        """``H[:, idx]``, shape (n, len(idx))."""
+
+    def gram_on(self, rows):
+        """The dense block ``H[rows][:, rows]``, or None where ``H`` is zero on ``rows``."""
+
+    def matvec(self, x):
+        """``H x``, shape (n,)."""
+
+    def quad(self, x):
+        """``x^T H x``."""
+
+    def factor(self):
+        """A factor ``F`` with ``F F^T = H`` (built on first call where ``H`` is evaluated
+        on demand)."""
 
 
 def canonical(M):
@@ -61,7 +104,8 @@ def factor_dot(M, x):
 
 
 class KernelGram:
-    """A kernel's Gram matrix over the multipliers, evaluated on demand, block by block.
+    """A kernel's Gram matrix over the multipliers, evaluated on demand, block by block: a
+    :class:`GramOperator`.
 
     ``H = sum_b E_b diag(sign_b) (scale * k(X_b, X_b)) diag(sign_b) E_b^T`` where block ``b``
     (a task, or all tasks for a shared model) owns the multipliers ``rows_b`` with input rows
@@ -247,13 +291,15 @@ class KernelGram:
 
 
 class FactorGram:
-    """``H = F F^T`` for a factor ``F`` (n x r), with the interface of :class:`KernelGram`.
+    """``H = F F^T`` for a factor ``F`` (n x r), as a :class:`GramOperator`.
 
     Examples
     --------
     >>> G = FactorGram(np.array([[1.0], [2.0]]))
     >>> G.columns([1]).ravel().tolist(), G.matvec(np.array([1.0, 0.0])).tolist()
     ([2.0, 4.0], [1.0, 2.0])
+    >>> isinstance(G, GramOperator)
+    True
     """
 
     def __init__(self, F):
@@ -304,6 +350,10 @@ class FactorGram:
             return None
         G = Fr @ Fr.T
         return G.toarray() if sp.issparse(G) else np.asarray(G)
+
+    def factor(self):
+        """``F`` itself."""
+        return self.F
 
     def spans_groups(self, group_of):
         """Whether some column of ``F`` has nonzeros in two groups."""

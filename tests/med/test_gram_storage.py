@@ -7,7 +7,8 @@ import scipy.sparse as sp
 from medmtl.kernels import RBFKernel
 from medmtl.med.builders import adaptive_pooling_dual, feature_selection_dual, svm_dual
 from medmtl.med.solvers import solve
-from medmtl.med.solvers.gram_storage import FactorRows, GroupGrams
+from medmtl.med.factor_rows import FactorRows
+from medmtl.med.solvers.gram_storage import GroupGrams
 from med_testdata import make_tasks
 
 
@@ -37,21 +38,21 @@ def test_group_grams_are_the_task_blocks_of_each_term():
 def test_layouts_are_built_once_for_a_path():
     Xs, ys = make_tasks(M=3, T=20, D=4, seed=3)
     dual = feature_selection_dual(Xs, ys, C=1.0, alpha=1.0)
-    assert dual.workspace.factor_rows is None and dual.workspace.factor_grams is None
+    assert dual.workspace.factor_rows is None and dual.workspace.cache == {}
     solve(dual, "newton")
-    rows, grams = dual.workspace.factor_rows, dual.workspace.factor_grams
+    rows, grams = dual.workspace.factor_rows, dual.workspace.slot("newton")["factor_grams"]
     assert isinstance(rows, FactorRows) and isinstance(grams, GroupGrams) and grams.ok
     other = dual.replace(C=2.0, alpha=4.0)
     solve(other, "newton")
-    assert other.workspace.factor_rows is rows and other.workspace.factor_grams is grams
-    assert FactorRows.of(other) is rows and GroupGrams.of(other) is grams
+    assert other.workspace.factor_rows is rows and other.workspace.slot("newton")["factor_grams"] is grams
+    assert other.factor_rows() is rows and GroupGrams.of(other) is grams
 
 
 def test_dense_copies_only_where_they_pay():
     Xs, ys = make_tasks(M=1, T=30, D=4, seed=4)
-    dense = FactorRows.of(feature_selection_dual(Xs, ys, C=1.0, alpha=1.0))
+    dense = feature_selection_dual(Xs, ys, C=1.0, alpha=1.0).factor_rows()
     np.testing.assert_array_equal(dense.dense, dense.F.toarray())
     assert dense.dense32.dtype == np.float32 and dense.dense32.shape == dense.F.shape
     X = sp.random(30, 200, density=0.01, random_state=0, format="csr")
-    sparse = FactorRows.of(feature_selection_dual([X], ys, C=1.0, alpha=1.0))
+    sparse = feature_selection_dual([X], ys, C=1.0, alpha=1.0).factor_rows()
     assert sparse.dense is None and sparse.dense32 is None

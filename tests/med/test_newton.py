@@ -298,7 +298,7 @@ def test_kernel_paths_warm_start_and_agree_with_cold_solves():
     assert _steps(warm) < _steps(cold)
     # the block products of the last answer are reused by a warm start from it
     lam = warm[-1].lam
-    assert np.array_equal(dual.workspace.block_products[0], lam)
+    assert np.array_equal(dual.workspace.slot("newton")["block_products"][0], lam)
     again = newton(dual.replace(alpha=8.0), init=lam)
     assert again.n_iter <= 1 and again.objective == pytest.approx(warm[-1].objective, rel=1e-12)
 

@@ -13,7 +13,6 @@ import pytest
 from medmtl.kernels import LinearKernel, RBFKernel
 from medmtl.med.builders import feature_selection_dual, kernel_selection_dual, svm_dual
 from medmtl.med.solvers import get_method, solve
-from medmtl.med.solvers.gram_storage import FactorRows
 from medmtl.med.solvers.newton_models import (
     BlockModel,
     FactorModel,
@@ -91,7 +90,7 @@ def test_a_model_must_implement_the_whole_protocol():
 
 def test_column_cache_matches_explicit_hessian():
     dual = model_dual("pooling_rbf")
-    rows = FactorRows.of(dual)
+    rows = dual.factor_rows()
     F = rows.F.toarray()
     rng = np.random.default_rng(0)
     lam = dual.project(rng.uniform(0, 1, dual.n))

@@ -17,7 +17,6 @@ from medmtl.med.dual import MEDDual
 from medmtl.med.solvers import coordinate, solve
 from medmtl.med.solvers.ssnal import layout_of, prox_newton
 from medmtl.med.solvers.ssnal_layouts import Conjugate
-from medmtl.med.solvers.gram_storage import FactorRows
 from med_testdata import assert_kkt, reference_solution
 from test_coordinate import FACTOR_KINDS, factor_dual
 
@@ -58,7 +57,7 @@ def test_a_rough_start_is_finished_to_the_tolerance_and_left_alone():
     dual = _ising_dual(12, 300)
     rough = solve(dual, "cd", options={"kkt_tol": 1e-2})
     start = rough.lam.copy()
-    lam, gap, stats = prox_newton(dual, FactorRows.of(dual), rough.lam, 1e-2, 1e-6)
+    lam, gap, stats = prox_newton(dual, dual.factor_rows(), rough.lam, 1e-2, 1e-6)
     np.testing.assert_array_equal(rough.lam, start)
     assert gap <= 1e-6 and stats["prox_steps"] >= 1
     assert np.all((lam >= dual.lo) & (lam <= dual.hi))
@@ -71,7 +70,7 @@ def test_a_column_shared_by_two_tasks_takes_the_flat_layout():
     F = np.array([[1.0, 0.0], [0.5, 1.0], [1.0, 0.3], [0.2, 1.0]])
     dual = MEDDual(c=np.ones(4), lo=0.0, hi=1.0, a=[1.0, -1.0, 1.0, -1.0],
                    groups=[np.arange(2), np.arange(2, 4)], Phi=F, alpha=2.0)
-    rows = FactorRows.of(dual)
+    rows = dual.factor_rows()
     assert type(layout_of(dual, rows)).__name__ == "Flat"
     lam, gap, _ = prox_newton(dual, rows, dual.project(np.full(4, 0.5)), 1e-2, 1e-6)
     assert dual.objective(dual.project(lam)) == pytest.approx(solve(dual, "direct").objective, rel=1e-6)
@@ -84,7 +83,7 @@ def test_a_dual_too_wide_for_both_layouts_is_declined(monkeypatch):
     F = np.array([[1.0, 0.0], [0.5, 1.0], [1.0, 0.3], [0.2, 1.0]])
     dual = MEDDual(c=np.ones(4), lo=0.0, hi=1.0, a=[1.0, -1.0, 1.0, -1.0],
                    groups=[np.arange(2), np.arange(2, 4)], Phi=F, alpha=2.0)
-    assert prox_newton(dual, FactorRows.of(dual), np.full(4, 0.5), 1e-2, 1e-6) is None
+    assert prox_newton(dual, dual.factor_rows(), np.full(4, 0.5), 1e-2, 1e-6) is None
     with pytest.raises(ValueError, match="method 'ssnal' takes duals whose factors"):
         solve(dual, "ssnal")
 
@@ -94,7 +93,7 @@ def test_the_conjugate_inverts_the_gradient_and_its_hessian_is_the_inverse(alpha
     F = np.random.default_rng(0).normal(size=(3, 7))
     dual = MEDDual(c=np.ones(3), lo=0.0, hi=1.0, a=np.ones(3), groups=[np.arange(3)],
                    Phi0=F[:, :2], Phi=F[:, 2:], term_ptr=[0, 2, 3, 5], alpha=alpha)
-    rows = FactorRows.of(dual)
+    rows = dual.factor_rows()
     conj = Conjugate(rows, dual.n_terms, alpha)
     u = np.random.default_rng(1).normal(scale=3.0, size=7)
     u[4] = 0.0  # a term whose u is zero

@@ -36,7 +36,6 @@ from .coordinate_steps import (
     shuffle,
     switched_sum,
 )
-from .gram_storage import FactorRows
 from .kkt import ROUNDING_UNITS, absorb_residuals, max_gap, meet_equalities, scaled_box
 from .smo import diag_hessian
 
@@ -134,7 +133,7 @@ class Run:
 
     def __init__(self, dual, init, options, policy):
         self.dual, self.options, self.policy = dual, options, policy
-        self.rows = rows = FactorRows.of(dual)
+        self.rows = rows = dual.factor_rows()
         n, D, G = dual.n, dual.n_terms, len(dual.groups)
         self.prior = Prior(np.log(dual.alpha) if dual.alpha > 0 else -np.inf, bool(D and dual.alpha > 0))
         self.coords = Coords(dual.c, dual.a, dual.lo, dual.hi, dual.group_of)

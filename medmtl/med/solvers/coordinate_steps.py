@@ -27,7 +27,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .gram_storage import Rows
+from ..factor_rows import Rows  # noqa: F401 - the record of the factors' rows, beside the others
 from ._numba import njit
 
 __all__ = ["Rows", "Coords", "Iterate", "Scratch", "Prior", "coordinate_pass", "full_gradient",

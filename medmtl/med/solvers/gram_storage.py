@@ -1,123 +1,30 @@
-"""Factor layouts and Gram storage for the Newton solver.
+"""Per-task Gram blocks for the Newton solver.
 
-Two ways to hold the Newton Hessian's data so an iteration does not multiply the factors
-again and again:
-
-* :class:`FactorRows`: the factors ``[Phi0 | Phi]`` as one CSR matrix with the term of each
-  column (and a dense copy where that pays), from which Hessian columns are computed in
-  batches;
-* :class:`GroupGrams`: for block-diagonal models (no column touches two tasks), every task's
-  Gram block per term, formed once, or a few factor columns where a term has low rank on
-  the task.
-
-Both are built once per dual and kept in its :class:`~medmtl.med.dual.Workspace`, which every
-copy of the dual along a (C, alpha) path shares.
+:class:`GroupGrams`: for block-diagonal models (no column touches two tasks), every task's
+Gram block per term, formed once, or a few factor columns where a term has low rank on the
+task, so a Newton iteration does not multiply the factors again and again. Built once per
+dual and kept in the Newton method's slot of the dual's
+:class:`~medmtl.med.dual.Workspace` (``workspace.slot("newton")``), which every copy of the
+dual along a (C, alpha) path shares. The factors themselves, as rows, are
+:class:`~medmtl.med.factor_rows.FactorRows`.
 """
 
 from __future__ import annotations
 
-from collections import namedtuple
-from functools import cached_property
-
 import numpy as np
 import scipy.sparse as sp
 
+from ..factor_rows import Rows  # noqa: F401 - see below
 from ..grams import KernelGram
 
-__all__ = ["FactorRows", "GroupGrams", "Rows"]
+# ``Rows`` lived here before: numba's on-disk cache of a compiled loop names the types of
+# its arguments by module, and an index written then must still unpickle (to be found stale
+# and recompiled) rather than fail.
 
-Rows = namedtuple("Rows", "indptr indices data col_term")
-"""The factors' rows as the compiled loops take them: CSR arrays and the switched term of each
-column (-1: shared)."""
+__all__ = ["GroupGrams"]
 
 # Largest dense copy of the factors, and largest set of per-task Gram blocks, kept in memory.
 _MAX_BYTES = 1 << 29
-
-
-class FactorRows:
-    """The factors ``[Phi0 | Phi]`` of a MED dual as one CSR matrix, with the term of each column.
-
-    Built once per dual (``FactorRows.of(dual)`` keeps it in the dual's workspace, which the
-    copies of a dual along an alpha path share), it holds the row-wise layout that the
-    diagonal of the Hessian and the column products need and the transpose for
-    ``u = F^T lam``.
-
-    Parameters
-    ----------
-    dual : MEDDual
-
-    Attributes
-    ----------
-    F : scipy.sparse.csr_matrix of shape (n, r0 + R)
-    col_term : ndarray of shape (r0 + R,)
-        ``-1`` for the shared columns, else the switched term of the column.
-    r0 : int
-        Number of shared columns.
-    dense, dense32 : ndarray of shape (n, r0 + R) or None
-        Dense copies of ``F`` in double and single precision for BLAS column products,
-        made on first use where ``F`` is dense enough for them to pay (None otherwise).
-
-    Examples
-    --------
-    >>> from medmtl.med.dual import MEDDual
-    >>> d = MEDDual(c=[1, 1], lo=[0, 0], hi=[1, 1], a=[1, -1], groups=[np.arange(2)],
-    ...             Phi=np.array([[1.0, 0.0], [1.0, 2.0]]))
-    >>> FactorRows(d).col_term
-    array([0, 1], dtype=int32)
-    """
-
-    def __init__(self, dual):
-        parts = []
-        terms = []
-        if dual.Phi0 is not None and dual.Phi0.shape[1]:
-            parts.append(dual.Phi0)
-            terms.append(np.full(dual.Phi0.shape[1], -1))
-        if dual.Phi is not None and dual.Phi.shape[1]:
-            parts.append(dual.Phi)
-            terms.append(dual.col_term)
-        if parts:
-            if any(sp.issparse(p) for p in parts) or len(parts) > 1:
-                F = sp.hstack([sp.csr_matrix(p) for p in parts], format="csr")
-            else:
-                F = sp.csr_matrix(parts[0])
-        else:
-            F = sp.csr_matrix((dual.n, 0))
-        F.sum_duplicates()
-        F.sort_indices()
-        F.eliminate_zeros()
-        self.F = F
-        self.FT = F.T.tocsr()
-        self.indptr = F.indptr.astype(np.int64, copy=False)
-        self.indices = F.indices.astype(np.int32, copy=False)
-        self.data = F.data.astype(np.float64, copy=False)
-        self.col_term = (np.concatenate(terms) if terms else np.zeros(0)).astype(np.int32)
-        self.r0 = 0 if dual.Phi0 is None else dual.Phi0.shape[1]
-
-    @classmethod
-    def of(cls, dual):
-        """The row layout of ``dual``, built on first use and kept in its workspace."""
-        ws = dual.workspace
-        if ws.factor_rows is None:
-            ws.factor_rows = cls(dual)
-        return ws.factor_rows
-
-    @cached_property
-    def dense(self):
-        return _dense_copy(self.F)
-
-    @cached_property
-    def dense32(self):
-        return None if self.dense is None else self.dense.astype(np.float32)
-
-    @cached_property
-    def record(self):
-        """The rows as a :class:`Rows` record for the compiled loops."""
-        return Rows(self.indptr, self.indices, self.data, self.col_term)
-
-    def u(self, lam):
-        """``F^T lam`` of shape (r0 + R,)."""
-        return self.FT @ lam
-
 
 
 class GroupGrams:
@@ -202,19 +109,19 @@ class GroupGrams:
 
     @classmethod
     def of(cls, dual):
-        """The blocks of ``dual``'s factors (:meth:`FactorRows.of`), built on first use and
-        kept in its workspace."""
-        ws = dual.workspace
-        if ws.factor_grams is None:
-            ws.factor_grams = cls(dual, FactorRows.of(dual))
-        return ws.factor_grams
+        """The blocks of ``dual``'s factors (:meth:`MEDDual.factor_rows`), built on first use and
+        kept in the Newton method's slot of its workspace."""
+        slot = dual.workspace.slot("newton")
+        if "factor_grams" not in slot:
+            slot["factor_grams"] = cls(dual, dual.factor_rows())
+        return slot["factor_grams"]
 
     @classmethod
     def from_operators(cls, dual, max_bytes=_MAX_BYTES):
         """The blocks straight from the dual's Gram operators (kernel evaluations on each
         task's rows), with no factor; ``ok`` is False unless every term is block diagonal
         over two or more groups and the blocks fit in ``max_bytes``. Built on first use and
-        kept in the dual's workspace.
+        kept in the Newton method's slot of the dual's workspace.
 
         Examples
         --------
@@ -225,13 +132,13 @@ class GroupGrams:
         >>> gg.ok, gg.terms[0].tolist(), round(float(gg.grams[0][0, 0, 1]), 4)
         (True, [-1], -0.3679)
         """
-        ws = dual.workspace
-        if ws.kernel_grams is not None:
-            return ws.kernel_grams
+        slot = dual.workspace.slot("newton")
+        if "kernel_grams" in slot:
+            return slot["kernel_grams"]
         self = cls.__new__(cls)
         self.ok = False
         self._grams32 = None
-        ws.kernel_grams = self
+        slot["kernel_grams"] = self
         if len(dual.groups) < 2:
             return self
         ops = [(-1, dual.shared_gram())] + list(enumerate(dual.term_grams()))
@@ -358,14 +265,6 @@ class GroupGrams:
             out.append(B)
             start += m
         return out
-
-
-def _dense_copy(F, limit_bytes=_MAX_BYTES):
-    """A dense copy of ``F`` for BLAS column products when it is dense enough to pay."""
-    n, K = F.shape
-    if n * K and F.nnz > 0.3 * n * K and 8 * n * K <= limit_bytes:
-        return F.toarray()
-    return None
 
 
 def _low_rank_rows(G, rows):

@@ -26,7 +26,6 @@ import numpy as np
 from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_option
 from .kkt import duality_gap, line_search, max_gap, rounding_floor, scaled_box
 from . import ssnal
-from .gram_storage import FactorRows
 from .newton_models import make_model
 from ._numba import HAVE_NUMBA
 from .threads import one_blas_thread
@@ -183,7 +182,7 @@ _HAND_OVER = ("max_steps", "stalled")
 def _hand_over(dual, lam, J, kkt_tol):
     """``"ssnal"`` from Newton's last point: ``(lam, J, gap, status, stats)``, or None when
     its layouts do not take the dual or it ends below Newton's ``J``."""
-    found = ssnal.finish(dual, FactorRows.of(dual), lam, kkt_tol, ssnal.SSNALMethod.options[0].default)
+    found = ssnal.finish(dual, dual.factor_rows(), lam, kkt_tol, ssnal.SSNALMethod.options[0].default)
     if found is None or found[1] < J:
         return None
     return found

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..bound import log_switch_term, switch_posterior
-from .gram_storage import FactorRows, GroupGrams
+from .gram_storage import GroupGrams
 from .smo import ColumnCache, diag_hessian, smo_solve
 from .smo_blocks import smo_solve_blocks
 
@@ -220,7 +220,7 @@ class FactorModel(NewtonModel):
 
     def __init__(self, dual, lam, opts):
         self.dual = dual
-        self.rows = rows = FactorRows.of(dual)
+        self.rows = rows = dual.factor_rows()
         self.inv_a = 1.0 / dual.a
         # A quadratic J is solved by one exact subproblem; otherwise the subproblem is a
         # Newton model checked against the exact J and gradient, and single-precision
@@ -321,11 +321,11 @@ class KernelModel(NewtonModel):
         self.H0 = dual.shared_gram()
         self.Hs = dual.term_grams()
         n, D = dual.n, dual.n_terms
-        ws = dual.workspace
-        if ws.kernel_diagonals is None:
-            ws.kernel_diagonals = (np.zeros(n) if self.H0 is None else self.H0.diag(),
-                                   np.column_stack([G.diag() for G in self.Hs]) if D else np.zeros((n, 0)))
-        self.diag0, self.diagT = ws.kernel_diagonals
+        slot = dual.workspace.slot("newton")
+        if "kernel_diagonals" not in slot:
+            slot["kernel_diagonals"] = (np.zeros(n) if self.H0 is None else self.H0.diag(),
+                                        np.column_stack([G.diag() for G in self.Hs]) if D else np.zeros((n, 0)))
+        self.diag0, self.diagT = slot["kernel_diagonals"]
         self.inv_a = 1.0 / dual.a
         self.cache = ColumnCache(None, None, self.inv_a, None, int(float(opts["cache_size"]) * 2**20))
         self.shrinking = bool(opts["shrinking"])
@@ -456,7 +456,7 @@ class BlockModel(NewtonModel):
 
     def _refresh(self, lam):
         # a warm start from the previous solve's answer (an alpha path) reuses its products
-        last = self.dual.workspace.block_products
+        last = self.dual.workspace.slot("newton").get("block_products")
         if last is not None and last[0].shape == lam.shape and np.array_equal(last[0], lam):
             self.GL = [P.copy() for P in last[1]]
         else:
@@ -523,7 +523,7 @@ class BlockModel(NewtonModel):
         qs, q = self.grams.dots(self.lam, self.GL, dual.n_terms)
         q = 0.5 * q
         s = switch_posterior(q, dual.alpha) if dual.n_terms else np.zeros(0)
-        dual.workspace.block_products = (self.lam.copy(), [P.copy() for P in self.GL])
+        dual.workspace.slot("newton")["block_products"] = (self.lam.copy(), [P.copy() for P in self.GL])
         return self._objective(self.lam, qs, q), dual.c - self.grams.weighted(self.GL, s), s
 
 

@@ -59,7 +59,6 @@ import numpy as np
 
 from ..dual import MEDDual
 from .base import Interval, MEDSolution, Method, Option, max_iter_option
-from .gram_storage import FactorRows
 from .kkt import kkt_gap, meet_equalities, rounding_floor
 from .ssnal_layouts import MAX_BLOCK, MAX_FLAT, Blocks, Conjugate, layout_of
 from .threads import one_blas_thread
@@ -334,7 +333,7 @@ class SSNALMethod(Method):
         t_start = time.perf_counter()
         lam0 = np.zeros(dual.n) if init is None else init
         with one_blas_thread():
-            rows = FactorRows.of(dual)
+            rows = dual.factor_rows()
             found = finish(dual, rows, lam0, options["kkt_tol"], options["max_iter"])
         if found is None:
             raise ValueError("method 'ssnal' takes duals whose factors have at most "
