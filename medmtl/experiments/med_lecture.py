@@ -197,7 +197,7 @@ def splice_split(setting, rep, seed=0, n_train=200, n_val=500, Cs=SPLICE_CS, rho
     -------
     dict
     """
-    from medmtl.med import MEDClassifier
+    from medmtl.med import MEDClassifier, med_path
 
     window, quadratic = SPLICE_SETTINGS[setting]
     ds = load_splice(window=window)
@@ -213,8 +213,10 @@ def splice_split(setting, rep, seed=0, n_train=200, n_val=500, Cs=SPLICE_CS, rho
     scores, _ = warm_path(make, Cs, alphas, Xtr, ytr, lambda m: roc_auc_score(yva, m.decision_function(Xva)))
     out = {"rhos": list(rhos), "auc": [], "chosen_C": [], "validation_auc": [], "roc": [], "coef": [],
            "n_features": Xtr.shape[1]}
-    for (C, alpha), v in select_per_alpha(scores, alphas):
-        model = make(C, alpha).fit(Xtr, ytr)
+    picks = select_per_alpha(scores, alphas)
+    chosen = med_path(make(*picks[0][0]), Xtr, ytr, Cs=[C for (C, _), _ in picks],
+                      alphas=[alpha for (_, alpha), _ in picks], warm_start=False)
+    for ((C, alpha), v), model in zip(picks, chosen.estimators):
         s = model.decision_function(Xte)
         out["auc"].append(roc_auc_score(yte, s))
         out["chosen_C"].append(C)
@@ -380,6 +382,8 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
     -------
     dict
     """
+    from medmtl.med import med_path
+
     ds = load_housing()
     X, y = ds[0].X, ds[0].y
     n = len(y)
@@ -405,12 +409,10 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
     else:
         chosen, validation = [Cs[0]] * len(alphas), [None] * len(alphas)
     n_on = []
-    model = None
-    for C, alpha in zip(chosen, alphas):
-        if model is None or model.C != C:
-            model = make(C, alpha)
-        model.set_params(alpha=alpha)
-        model.fit(Xtr, y[tr])
+    # each C's alphas warm-started in turn, a new C from scratch
+    final = med_path(make(chosen[0], alphas[0]), Xtr, y[tr], Cs=chosen, alphas=alphas,
+                     warm_start=[k > 0 and chosen[k] == chosen[k - 1] for k in range(len(alphas))])
+    for model in final.estimators:
         losses.append(epsilon_insensitive_loss(yte, model.predict(Xte), epsilon))
         n_on.append(int(np.sum(np.asarray(model.switch_posterior_) > 0.5)))
     return {"loss": losses, "chosen_C": chosen, "validation_loss": validation, "switches_on": n_on,
@@ -519,6 +521,8 @@ def nci60_single_line(target, seed=0, n_train=50, n_val=200, Cs=NCI60_CS, rhos=R
     -------
     dict
     """
+    from medmtl.med import med_path
+
     X, _ = load_nci60()
     E = X.T  # genes x cell lines
     y = E[:, target]
@@ -532,8 +536,10 @@ def nci60_single_line(target, seed=0, n_train=50, n_val=200, Cs=NCI60_CS, rhos=R
     scores, _ = warm_path(make, Cs, alphas, F[tr], y[tr],
                           lambda m: -epsilon_insensitive_loss(y[va], m.predict(F[va]), epsilon))
     chosen, validation = [], []
-    for (C, alpha), v in select_per_alpha(scores, alphas):
-        model = make(C, alpha).fit(F[tr], y[tr])
+    picks = select_per_alpha(scores, alphas)
+    final = med_path(make(*picks[0][0]), F[tr], y[tr], Cs=[C for (C, _), _ in picks],
+                     alphas=[alpha for (_, alpha), _ in picks], warm_start=False)
+    for ((C, alpha), v), model in zip(picks, final.estimators):
         losses.append(epsilon_insensitive_loss(yte, model.predict(F[te]), epsilon))
         chosen.append(C)
         validation.append(-v)

@@ -14,18 +14,20 @@ def warm_path(make_model, Cs, alphas, train_Xs, train_ys, score):
 
     For each C (ascending) the alphas are swept in ascending order starting from the
     solution at the previous alpha, as the paper explores its path; the first alpha of each
-    C starts cold. One model serves the whole path, so the estimator's cached dual factors
+    C starts cold. The whole grid is one :func:`medmtl.med.med_path`, so the dual's factors
     (feature columns, per-task kernel Gram blocks) are built once, not once per C.
 
     Parameters
     ----------
     make_model : callable
-        ``make_model(C=..., alpha=...)`` returns an unfitted MED estimator.
+        ``make_model(C=..., alpha=...)`` returns an unfitted MED estimator; its
+        ``warm_start`` says whether the alphas of a C are warm-started.
     Cs, alphas : list of float
     train_Xs, train_ys
         What the estimator's ``fit`` takes.
     score : callable
-        ``score(model)``, called after every fit (on validation data: higher is better).
+        ``score(model)``, called on the model fitted at every point (on validation data:
+        higher is better).
 
     Returns
     -------
@@ -34,15 +36,17 @@ def warm_path(make_model, Cs, alphas, train_Xs, train_ys, score):
     iterations : dict
         ``{(C, alpha): n_iter_}`` of every fit.
     """
-    scores, iterations = {}, {}
+    from medmtl.med import med_path
+
     model = make_model(C=min(Cs), alpha=min(alphas))
     warm = model.get_params().get("warm_start", False)
-    for C in sorted(Cs):
-        for k, alpha in enumerate(sorted(alphas)):
-            model.set_params(C=C, alpha=alpha, warm_start=warm and k > 0)
-            model.fit(train_Xs, train_ys)
-            scores[(C, alpha)] = score(model)
-            iterations[(C, alpha)] = int(getattr(model, "n_iter_", 0))
+    grid = [(C, alpha, warm and k > 0) for C in sorted(Cs) for k, alpha in enumerate(sorted(alphas))]
+    path = med_path(model, train_Xs, train_ys, Cs=[C for C, _, _ in grid], alphas=[a for _, a, _ in grid],
+                    warm_start=[w for _, _, w in grid])
+    scores, iterations = {}, {}
+    for (C, alpha, _), fitted in zip(grid, path.estimators):
+        scores[(C, alpha)] = score(fitted)
+        iterations[(C, alpha)] = int(fitted.n_iter_)
     return scores, iterations
 
 

@@ -180,7 +180,7 @@ def structure_cell(kind, n_nodes, n_samples, rep, Cs, alphas, nus, glasso, seed=
     """
     from sklearn.covariance import GraphicalLasso
 
-    from medmtl.med import MEDGraphicalModel
+    from medmtl.med import MEDGraphicalModel, med_path
 
     A, X, V = ising_problem(kind, n_nodes, n_samples, rep, seed)
     truth_edges = _edge_scores(A).astype(int)
@@ -193,17 +193,15 @@ def structure_cell(kind, n_nodes, n_samples, rep, Cs, alphas, nus, glasso, seed=
                            "exact": bool(edges is not None and np.array_equal(edges, truth.astype(bool))),
                            "validation": validation, "seconds": seconds, "status": status})
 
-    model = MEDGraphicalModel(method=method, warm_start=True)
-    for alpha in alphas:
-        for C in Cs:
-            start = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")   # the status is recorded instead
-                model.set_params(C=C, alpha=alpha).fit(X)
-            seconds = time.perf_counter() - start
-            record("MED", {"C": C, "alpha": alpha}, _edge_scores(model.edge_posterior_),
-                   _edge_scores(model.adjacency_), model.score(V) if alpha > 0 else None, seconds,
-                   model.solver_status_)
+    points = [(C, alpha) for alpha in alphas for C in Cs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the status is recorded instead
+        path = med_path(MEDGraphicalModel(method=method), X, Cs=[C for C, _ in points],
+                        alphas=[alpha for _, alpha in points])
+    for (C, alpha), model, seconds in zip(points, path.estimators, path.seconds):
+        record("MED", {"C": C, "alpha": alpha}, _edge_scores(model.edge_posterior_),
+               _edge_scores(model.adjacency_), model.score(V) if alpha > 0 else None, float(seconds),
+               model.solver_status_)
 
     for nu in nus:
         start = time.perf_counter()

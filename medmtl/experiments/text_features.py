@@ -313,31 +313,30 @@ def _med_points(split, Cs, alphas, multitask, method):
     selected features; the AUCs of the full posterior-mean predictor, which weighs every
     feature by its switch posterior, are kept beside them (``*_all_features``).
     """
-    from medmtl.med import MEDClassifier, MultiTaskMEDClassifier
+    from medmtl.med import MEDClassifier, MultiTaskMEDClassifier, med_path
 
     options = fit_options(method)
     M = len(split["Xfit"])
     points = []
     for C in sorted(Cs):
+        # one warm-started path over alpha per C (per task for the single-task models)
         if multitask:
-            models = [MultiTaskMEDClassifier(selection="features", C=C, alpha=alphas[0], **options)]
+            paths = [med_path(MultiTaskMEDClassifier(selection="features", C=C, alpha=alphas[0], **options),
+                              split["Xfit"], split["yfit"], alphas=sorted(alphas))]
         else:
-            models = [MEDClassifier(selection="features", C=C, alpha=alphas[0], **options) for _ in range(M)]
+            paths = [med_path(MEDClassifier(selection="features", C=C, alpha=alphas[0], **options), X, y,
+                              alphas=sorted(alphas)) for X, y in zip(split["Xfit"], split["yfit"])]
         for k, alpha in enumerate(sorted(alphas)):
-            start = time.process_time()
+            models = [path.estimators[k] for path in paths]
+            seconds = sum(path.process_seconds[k] for path in paths)
             if multitask:
                 (model,) = models
-                model.set_params(alpha=alpha, warm_start=k > 0).fit(split["Xfit"], split["yfit"])
                 W, b = np.asarray(model.coef_), np.asarray(model.intercept_, float)
                 masks = [np.asarray(model.switch_posterior_) > 0.5] * M
             else:
-                W, b, masks = [], [], []
-                for model, X, y in zip(models, split["Xfit"], split["yfit"]):
-                    model.set_params(alpha=alpha, warm_start=k > 0).fit(X, y)
-                    W.append(np.asarray(model.coef_).ravel())
-                    b.append(float(model.intercept_[0]))
-                    masks.append(np.asarray(model.switch_posterior_) > 0.5)
-            seconds = time.process_time() - start
+                W = [np.asarray(model.coef_).ravel() for model in models]
+                b = [float(model.intercept_[0]) for model in models]
+                masks = [np.asarray(model.switch_posterior_) > 0.5 for model in models]
             kept = [w * m for w, m in zip(W, masks)]
             points.append(_record(split, alpha, C, _linear_scores(kept, b, split["Xval"]),
                                   _linear_scores(kept, b, split["Xtest"]), masks, seconds,

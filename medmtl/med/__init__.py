@@ -13,6 +13,8 @@ Layout (mirrors the mathematics of Jebara, JMLR 2011):
   reference); new methods plug in with ``register_method``
   (see ``docs/extending/add_a_solver.md``). ``MEDDual.to_cvxpy()`` opens the problem itself.
 * :mod:`medmtl.med.estimators` - the scikit-learn style estimators.
+* :mod:`medmtl.med.path` - :func:`med_path`, an estimator fitted along a path of ``C`` and
+  ``alpha`` on one dual, each point warm-started from the previous one.
 * :mod:`medmtl.med.graphical` - :class:`MEDGraphicalModel`, structure estimation of an Ising
   graph with one switch per edge (JMLR Section 12).
 """
@@ -34,6 +36,7 @@ from .estimators import (
 )
 from .graphical import MEDGraphicalModel
 from .grams import factorize_gram
+from .path import MEDPath, med_path
 from .solvers import METHODS, MEDSolution, Method, get_method, register_method, solve
 
 __all__ = [
@@ -56,4 +59,6 @@ __all__ = [
     "MultiTaskMEDRegressor",
     "AdaptivePoolingClassifier",
     "MEDGraphicalModel",
+    "med_path",
+    "MEDPath",
 ]

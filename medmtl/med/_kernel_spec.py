@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from .._validation import Checked, Interval, Options
 from ..kernels import Kernel, LinearKernel, PolynomialKernel, RBFKernel, SigmoidKernel, get_kernel
 
-__all__ = ["SVC_KERNELS", "KERNEL_PARAMETERS", "KERNEL_DOC", "PrecomputedGram", "check_kernel_spec",
+__all__ = ["SVC_KERNELS", "KERNEL_PARAMETERS", "KERNEL_DOCS", "PrecomputedGram", "check_kernel_spec",
            "check_kernel_bank", "is_precomputed", "with_row_index", "build_kernel", "check_kernel_range"]
 
 SVC_KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
@@ -56,10 +56,10 @@ def check_kernel_bank(specs):
     if isinstance(specs, (str, Kernel)) or callable(specs):
         raise TypeError("kernels must be a list of kernels (a bank), not a single kernel")
     bank = [check_kernel_spec(s) for s in specs]
+    if "precomputed" in [k for k in bank if isinstance(k, str)]:
+        raise ValueError("a bank cannot hold 'precomputed': give its Gram matrices as kernels of their own")
     if not bank:
         raise ValueError("the kernel bank is empty")
-    if any(isinstance(k, str) and k == "precomputed" for k in bank):
-        raise ValueError("a bank cannot hold 'precomputed': give its Gram matrices as kernels of their own")
     return bank
 
 
@@ -69,7 +69,8 @@ KERNEL_PARAMETERS = {
     "gamma": [Options("scale", "auto"), Interval(Real, 0, None, closed="neither")],
     "coef0": [Interval(Real, None, None)],
 }
-KERNEL_DOC = """\
+KERNEL_DOCS = {
+    "kernel": """\
     kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"}, Kernel or callable, \
 default="linear"
         The kernel, spelt as :class:`sklearn.svm.SVC` spells it (with ``degree``, ``gamma``
@@ -78,15 +79,23 @@ default="linear"
         are positive semi-definite (the MED dual must be concave). With ``"precomputed"``,
         ``X`` holds kernel values: (n_samples, n_samples) at fit, with columns in the order
         of the rows (tasks stacked in the order given), and (n_new, n_samples) at prediction.
+""",
+    "degree": """\
     degree : int >= 1, default=3
         Degree of ``"poly"``; ignored by the other kernels.
+""",
+    "gamma": """\
     gamma : {"scale", "auto"} or float > 0, default="scale"
         Coefficient of ``"rbf"``, ``"poly"`` and ``"sigmoid"``. ``"scale"`` is
         ``1 / (n_features * X.var())`` on the training inputs (all tasks stacked), as SVC
         computes it; ``"auto"`` is ``1 / n_features``.
+""",
+    "coef0": """\
     coef0 : float, default=0.0
         Independent term of ``"poly"`` and ``"sigmoid"``.
-"""
+""",
+}
+"""The description of each kernel parameter, for the estimators' docstrings."""
 
 
 def is_precomputed(spec):

@@ -15,9 +15,9 @@ so ``q_md`` is the evidence of the data for the edge: the amount by which it mov
 edge's log-odds above the prior's, ``log(1 / alpha)``.
 
 **Decisions above round-off.** Many edges have no evidence at all (``q_md = 0``, posterior
-exactly the prior), and a solver leaves them at the prior plus its round-off (``1e-16`` to
-``1e-7`` in ``q``, depending on the method and its tolerance); edges whose evidence is equal
-in exact arithmetic come out a round-off apart. The resolution of ``q`` is ten times the
+exactly the prior), and a solver leaves them at the prior plus its round-off, which depends
+on the method and its tolerance; edges whose evidence is equal in exact arithmetic come out
+a round-off apart. The resolution of ``q`` is ten times the
 solver's KKT tolerance: evidence within it of 0 is a tie with the prior (the posterior is
 the prior exactly, never an edge), and evidence values within it of each other are one
 value (:func:`snap_ties`), so every method gives the same graph and the same ranking of the
@@ -26,16 +26,13 @@ edges.
 
 from __future__ import annotations
 
-from numbers import Real
-
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Interval
+from ._estimator_base import MEDBase, Problem
+from ._parameters import PRIOR_PARAMETERS, SOLVE_PARAMETERS, THRESHOLD_PARAMETER, shared_docs
 from .bound import switch_posterior
-from ._estimator_base import PRIOR_PARAMETERS, SOLVE_PARAMETERS, MEDEstimator, shared_docs
 from .builders import edge_pairs, ising_structure_dual
 
 __all__ = ["MEDGraphicalModel", "as_spins", "snap_ties"]
@@ -83,9 +80,11 @@ def as_spins(X, coding=None, name="X"):
     return (2.0 * A - 1.0 if coding == "01" else A), coding
 
 
-# Evidence up to this multiple of the solve's KKT tolerance is round-off (measured: the
-# methods leave edges without evidence within 1e-16..1e-7 of q = 0 at the default 1e-6).
+# Evidence up to this multiple of the solve's KKT tolerance is round-off: a method stops
+# within its tolerance of the optimum, so an edge without evidence ends near q = 0, not at it.
 _TIE_FACTOR = 10.0
+# The KKT tolerance of the methods that declare none (Algorithm 1, the direct solve): the
+# default of those that do.
 _KKT_TOL = 1e-6
 
 
@@ -130,22 +129,15 @@ def _from_spins(S, coding):
     return (S + 1.0) / 2.0 if coding == "01" else S
 
 
-@shared_docs(markers=("prior", "solve", "solution"))
-class MEDGraphicalModel(MEDEstimator):
+@shared_docs
+class MEDGraphicalModel(MEDBase):
     """Structure of an Ising model by multi-task MED: one shared switch per edge.
 
     Node ``m``'s task predicts ``x(m)`` from the other nodes; the switch of edge ``(m, d)``
     gates both ``theta(m, d)`` and ``theta(d, m)``, so the estimated graph is symmetric by
     construction (JMLR Section 12). Every MED solution method solves the dual.
 
-    Parameters
-    ----------
-    {prior}
-    threshold : float in (0, 1), default=0.5
-        The posterior above which an edge is in ``adjacency_`` (1/2: the edges more likely
-        present than absent), among the edges with evidence above round-off (see the
-        module notes).
-    {solve}
+    {parameters}
 
     Attributes
     ----------
@@ -159,7 +151,7 @@ class MEDGraphicalModel(MEDEstimator):
         The edges with evidence above round-off whose posterior is above ``threshold``.
     tie_tol_ : float
         The evidence at or below which an edge is a tie with the prior: ten times the KKT
-        tolerance of the solve (``solver_options["kkt_tol"]``, ``1e-6`` by default).
+        tolerance of the solve (the method's ``kkt_tol``, ``1e-6`` by default).
     coef_ : ndarray of shape (n_nodes, n_nodes)
         Row ``m``: node ``m``'s weights on the other nodes' spins (posterior means
         ``s_hat(m, d) u_md``), zero diagonal. Not symmetric: the switches are shared, the
@@ -191,36 +183,17 @@ class MEDGraphicalModel(MEDEstimator):
     True
     """
 
-    _parameter_constraints = {**PRIOR_PARAMETERS, **SOLVE_PARAMETERS,
-                              "threshold": [Interval(Real, 0, 1, closed="neither")]}
+    _parameter_constraints = {**PRIOR_PARAMETERS, **THRESHOLD_PARAMETER, **SOLVE_PARAMETERS}
 
     def __init__(self, alpha=None, rho=None, C=1.0, threshold=0.5, method="auto", solver=None,
-                 max_iter=1000, tol=1e-12, solver_options=None, warm_start=False):
-        self.C = C
-        self.alpha = alpha
-        self.rho = rho
-        self.threshold = threshold
-        self.method = method
-        self.solver = solver
-        self.max_iter = max_iter
-        self.tol = tol
-        self.solver_options = solver_options
-        self.warm_start = warm_start
+                 max_iter=None, tol=None, solver_options=None, warm_start=False):
+        self._set_init_params(locals())
 
     def __sklearn_tags__(self):
-        tags = BaseEstimator.__sklearn_tags__(self)
+        tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.target_tags.required = False
         return tags
-
-    # what the one fit path of MEDEstimator asks of a model
-    @staticmethod
-    def _dual_key(params):
-        return ("ising",)
-
-    @staticmethod
-    def _build_dual(params, Xs, targets):
-        return ising_structure_dual(Xs[0], params["C"], params["alpha"])
 
     def fit(self, X, y=None):
         """Estimate the graph from samples.
@@ -236,24 +209,30 @@ class MEDGraphicalModel(MEDEstimator):
         -------
         self
         """
-        params = self._validate_params()
+        return self._fit(X)
+
+    def _problem(self, params, X, y, tasks):
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         S, self.coding_ = as_spins(X)
-        T, N = S.shape
+        N = S.shape[1]
         if N < 2:
             raise ValueError(f"{type(self).__name__} needs at least two nodes; X has {N} column")
         constant = np.flatnonzero(np.all(S == S[:1], axis=0))
         if constant.size:
             raise ValueError(f"node(s) {constant.tolist()[:10]} take one value in every sample: a constant node "
                              "has no task to learn (and no edges to estimate); drop it")
-        dual, (S,) = self._dual(params, [S], [])
-        self._solve(dual)
-        W = S.T.reshape(N, T) * self._lam.reshape(N, T)     # row m: y_{m,t} lam_{m,t}
+        return Problem(ising_structure_dual(S, params["C"], params["alpha"]), [S], [])
+
+    def _store(self, params, problem, solution):
+        self._record_solution(solution)
+        (S,), lam = problem.Xs, self._lam
+        T, N = S.shape
+        W = S.T.reshape(N, T) * lam.reshape(N, T)           # row m: y_{m,t} lam_{m,t}
         U = W @ S                                            # U[m, d] = u_md
         np.fill_diagonal(U, 0.0)
         self.edges_ = edge_pairs(N)
-        self.tie_tol_ = _TIE_FACTOR * (self.solver_options or {}).get("kkt_tol", _KKT_TOL)
-        evidence = snap_ties(dual.term_quads(self._lam), self.tie_tol_)
+        self.tie_tol_ = _TIE_FACTOR * params["plan"].options.get("kkt_tol", _KKT_TOL)
+        evidence = snap_ties(problem.dual.term_quads(lam), self.tie_tol_)
         if params["alpha"] > 0:
             # the posteriors of the snapped evidence: round-off ranks no edge above another
             self.switch_posterior_ = switch_posterior(evidence, params["alpha"])
@@ -261,8 +240,7 @@ class MEDGraphicalModel(MEDEstimator):
         self.edge_posterior_ = _symmetric(self.edges_, self.switch_posterior_, N)
         self.adjacency_ = (self.edge_evidence_ > 0) & (self.edge_posterior_ > params["threshold"])
         self.coef_ = self.edge_posterior_ * U
-        self.dual_coef_ = self._lam.reshape(N, T).copy()
-        return self
+        self.dual_coef_ = lam.reshape(N, T).copy()
 
     def decision_function(self, X):
         """Each node's score from the other nodes' spins: positive predicts spin +1.
@@ -270,11 +248,12 @@ class MEDGraphicalModel(MEDEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_nodes)
-            Binary samples in either coding.
+            Binary samples, in the training data's coding.
 
         Returns
         -------
         ndarray of shape (n_samples, n_nodes)
+            Column ``m``: node ``m``'s scores.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)

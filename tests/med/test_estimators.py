@@ -339,7 +339,7 @@ def test_sklearn_estimator_checks(estimator, check):
 
 
 def test_refit_on_new_data_does_not_reuse_stale_factors():
-    # The factor cache is keyed on the data: new data (even in the same arrays) is rebuilt.
+    # Every fit builds its dual from the data it is given (even in the same arrays).
     Xs, ys = make_tasks(M=2, T=20, D=3, seed=14)
     est = MultiTaskMEDClassifier(selection="kernels", kernels=[RBFKernel(0.3), LinearKernel()], alpha=1.0)
     est.fit(Xs, ys)

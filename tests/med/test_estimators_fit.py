@@ -1,5 +1,5 @@
-"""The one fit path: single task is M = 1, fitted models own their inputs, the dual cache,
-and the solver options reach the method."""
+"""The one fit path: single task is M = 1, fitted models own their inputs, a path builds its
+dual once, and the solver options reach the method."""
 
 import warnings
 
@@ -18,6 +18,7 @@ from medmtl.med import (
     adaptive_pooling_dual,
     feature_selection_dual,
     kernel_selection_dual,
+    med_path,
     solve,
 )
 from med_testdata import make_regression_tasks, make_tasks
@@ -107,8 +108,8 @@ def test_changing_the_training_inputs_after_fit_leaves_the_model_alone(make, spa
 
 
 def test_refit_on_equal_data_after_the_caller_changed_the_first_arrays():
-    # The cache recognises the data by content; the fit must then read the data it is given
-    # now, not arrays of an earlier fit that the caller has since overwritten.
+    # A refit reads the data it is given now, not arrays of an earlier fit that the caller
+    # has since overwritten.
     Xs, ys = make_tasks(M=2, T=20, D=4, seed=6)
     kept = [X.copy() for X in Xs]
     for make in [lambda C: MultiTaskMEDClassifier(alpha=1.0, C=C),
@@ -122,19 +123,26 @@ def test_refit_on_equal_data_after_the_caller_changed_the_first_arrays():
         assert_same_fit(est, make(2.0).fit(kept, ys))
 
 
-def test_a_path_builds_the_dual_once(monkeypatch):
-    from medmtl.med import _estimator_base
+def test_a_path_builds_the_dual_once_and_a_warm_refit_builds_it_again(monkeypatch):
+    from medmtl.med import _model_kinds
 
     calls = []
-    real = _estimator_base.kernel_selection_dual
-    monkeypatch.setattr(_estimator_base, "kernel_selection_dual", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = _model_kinds.kernel_selection_dual
+    monkeypatch.setattr(_model_kinds, "kernel_selection_dual", lambda *a, **k: calls.append(1) or real(*a, **k))
     Xs, ys = make_tasks(M=2, T=20, D=4, seed=7)
-    est = MultiTaskMEDClassifier(selection="kernels", kernels=BANK, warm_start=True)
-    for C, alpha in [(0.5, 0.0), (0.5, 2.0), (2.0, 2.0)]:
-        est.set_params(C=C, alpha=alpha).fit(Xs, ys)
+    est = MultiTaskMEDClassifier(selection="kernels", kernels=BANK)
+    points = [(0.5, 0.0), (0.5, 2.0), (2.0, 2.0)]
+    path = med_path(est, Xs, ys, Cs=[C for C, _ in points], alphas=[a for _, a in points])
+    assert len(calls) == 1
+    for (C, alpha), J in zip(points, path.objectives):
         cold = MultiTaskMEDClassifier(selection="kernels", kernels=BANK, C=C, alpha=alpha).fit(Xs, ys)
-        assert est.objective_ == pytest.approx(cold.objective_, rel=1e-8)
+        assert J == pytest.approx(cold.objective_, rel=1e-8)
     assert len(calls) == 1 + 3  # the path once, each cold fit once
+    # warm_start keeps the previous multipliers, not the dual: a refit builds it again
+    warm = MultiTaskMEDClassifier(selection="kernels", kernels=BANK, warm_start=True).fit(Xs, ys)
+    first = warm.n_iter_
+    warm.fit(Xs, ys)
+    assert len(calls) == 4 + 2 and warm.n_iter_ <= 2 < first
 
 
 @pytest.mark.parametrize("method", ["bound", "newton"])

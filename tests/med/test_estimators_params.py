@@ -61,7 +61,7 @@ def test_a_value_of_a_wrong_type_is_named_before_the_data_are_read(cls):
     (dict(selection="kernels"), "selection='kernels' needs a bank of kernels"),
     (dict(selection="features", kernel="rbf"), "selection='features' switches linear features"),
     (dict(kernel="gaussian"), "kernel: unknown kernel 'gaussian'"),
-    (dict(method="magic"), f"method: unknown method 'magic'; available: {sorted(METHODS)}"),
+    (dict(method="magic"), f"unknown method 'magic'; available: {sorted(METHODS)}"),
     (dict(solver_options={"max_iter": 5}), "set max_iter with the estimator's own parameter"),
     (dict(selection="kernels", kernels=[]), "kernels: the kernel bank is empty"),
 ])

@@ -75,7 +75,7 @@ def test_the_med_svm_is_svc_for_every_spelling(spelling, sparse):
 def test_rbf_default_gamma_is_svcs_scale():
     X, y, _ = classification_data(scale=3.0)
     med = MEDClassifier(kernel="rbf").fit(X, y)
-    kernel = med._kernel_terms[0][1]
+    (kernel,) = med._model.kernels
     assert isinstance(kernel, RBFKernel)
     assert kernel.gamma == SVC(kernel="rbf").fit(X, y)._gamma == 1.0 / (X.shape[1] * X.var())
 
