@@ -310,7 +310,7 @@ def check_task_lists(Xs, ys=None, n_features=None, n_tasks=None, name_X="Xs", na
     return Xs
 
 
-def check_feature_names(estimator, Xs, *, reset, labels=None):
+def check_feature_names(estimator, Xs, *, reset, labels=None, names_only=False):
     """scikit-learn's feature-name contract for per-task inputs: one set of column names.
 
     scikit-learn checks the column names of one ``X`` (a pandas DataFrame, or any frame it
@@ -328,12 +328,17 @@ def check_feature_names(estimator, Xs, *, reset, labels=None):
         are skipped.
     reset : bool
         At fit: every task's names must be the same (or no task has names), and they
-        become ``feature_names_in_`` (removed when the inputs have no names). After fit:
-        each task's names are checked against ``feature_names_in_`` with scikit-learn's
-        error for names that differ or come in another order, and its warning for names
-        given to a model fitted without them or missing where the model has them.
+        become ``feature_names_in_`` (removed when the inputs have no names, or when they
+        differ). After fit: each task's names are checked against ``feature_names_in_``
+        with scikit-learn's error for names that differ or come in another order, and its
+        warning for names given to a model fitted without them or missing where the model
+        has them.
     labels : list of str, optional
         How messages name each entry of ``Xs`` (default ``Xs[0]``, ``Xs[1]``, ...).
+    names_only : bool, default=False
+        Check the names alone, not ``n_features_in_`` (for learners whose tasks each have
+        their own width, the online learners), and read a pandas Series as one row whose
+        index holds the names.
 
     Raises
     ------
@@ -356,16 +361,30 @@ def check_feature_names(estimator, Xs, *, reset, labels=None):
     ValueError: Xs[0]: The feature names should match those that were passed during fit.
     Feature names must be in the same order as they were in fit.
     <BLANKLINE>
+
+    One row of a frame, as an online learner reads it:
+
+    >>> check_feature_names(est, [frames[1].iloc[0]], reset=False, names_only=True)
     """
+    def one_row(X):
+        # a Series is one input, its index the feature names
+        return X.to_frame().T if getattr(X, "ndim", None) == 1 and hasattr(X, "to_frame") else X
+
     labels = [f"Xs[{m}]" for m in range(len(Xs))] if labels is None else labels
-    given = [(label, X) for label, X in zip(labels, Xs) if X is not None]
+    given = [(label, one_row(X) if names_only else X) for label, X in zip(labels, Xs) if X is not None]
+    if names_only and (reset or not hasattr(estimator, "feature_names_in_")) and \
+            all(isinstance(X, (np.ndarray, list, tuple)) or sp.issparse(X) for _, X in given):
+        # what validate_data would conclude, without asking it: a round's check stays cheap
+        if reset:
+            estimator.__dict__.pop("feature_names_in_", None)
+        return
     if reset and not given:
         estimator.__dict__.pop("feature_names_in_", None)
         return
     if not reset:
         for label, X in given:
             try:
-                validate_data(estimator, X, reset=False, skip_check_array=True)
+                validate_data(estimator, X, reset=False, skip_check_array=True, ensure_2d=not names_only)
             except ValueError as err:
                 raise ValueError(f"{label}: {err}") from None
         return
@@ -373,11 +392,12 @@ def check_feature_names(estimator, Xs, *, reset, labels=None):
     for label, X in given:
         # reset=True sets (or removes) feature_names_in_ from X: the way to read X's names
         # exactly as scikit-learn reads them
-        validate_data(estimator, X, reset=True, skip_check_array=True)
+        validate_data(estimator, X, reset=True, skip_check_array=True, ensure_2d=not names_only)
         names.append(getattr(estimator, "feature_names_in_", None))
     first_label, first = given[0][0], names[0]
     for (label, _), these in zip(given, names):
         if (these is None) != (first is None) or (these is not None and not np.array_equal(these, first)):
+            estimator.__dict__.pop("feature_names_in_", None)
             raise ValueError(f"{label} has {_shown_names(these)} but {first_label} has {_shown_names(first)}: every "
                              "task must have the same columns, in the same order")
     if first is None:

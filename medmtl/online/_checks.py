@@ -8,9 +8,10 @@ crash or a silently wrong answer:
 - hyper-parameters: :func:`check_params` validates a learner's ``_parameter_constraints``
   with :func:`medmtl._validation.validate_params`;
 - inputs: :func:`input_matrix` and :func:`input_row` (real numbers only, at least one
-  feature, the fitted width);
-- feature names: :func:`read_feature_names` and :func:`check_feature_names`, scikit-learn's
-  contract (``feature_names_in_``) for DataFrames, per-task lists included;
+  feature, the fitted width); iterators are refused by :func:`medmtl._validation.refuse_iterator`;
+- feature names: :func:`medmtl._validation.check_feature_names` with ``names_only=True``,
+  scikit-learn's contract (``feature_names_in_``) for DataFrames, per-task lists and single
+  rows included;
 - binary labels: :func:`binary_classes`, :func:`encode_labels` and :func:`decode_labels`,
   scikit-learn's convention (any two labels per task, the second one is the positive class);
 - scale: :func:`check_row_scale` for the learners whose decisions depend on the scale.
@@ -19,18 +20,16 @@ crash or a silently wrong answer:
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import validate_data
 
 from medmtl._validation import (Checked, Interval, InvalidParameterError, _Unsatisfied, check_labels, check_matrix,
-                                validate_params)
+                                check_real_values, refuse_iterator, validate_params)
 
-__all__ = ["LARGE", "ROW_NORM_RANGE", "INFINITY", "RANDOM_STATE", "Capped", "check_params", "refuse_iterator",
-           "input_matrix", "input_row", "read_feature_names", "check_feature_names", "label_array", "binary_classes",
-           "check_known_labels", "same_classes", "encode_labels", "decode_labels", "check_row_scale"]
+__all__ = ["LARGE", "ROW_NORM_RANGE", "INFINITY", "RANDOM_STATE", "Capped", "check_params", "input_matrix",
+           "input_row", "label_array", "binary_classes", "check_known_labels", "same_classes", "encode_labels",
+           "decode_labels", "check_row_scale"]
 
 # The largest finite value of a scale-like hyper-parameter (b, eta, 1 / gamma, a prior weight's
 # inverse). Keys, weights and margins are sums and products of such values with inputs of
@@ -121,44 +120,6 @@ def check_params(learner):
 
 
 # ------------------------------------------------------------------------------- inputs
-def refuse_iterator(value, name):
-    """Raise if ``value`` can be read only once (a generator, ``map``, ``iter(...)``).
-
-    A check that looks at an iterator consumes what the learner would then miss, so it is
-    refused before anything reads it.
-
-    >>> refuse_iterator((v for v in [1.0]), "X")
-    Traceback (most recent call last):
-    ...
-    TypeError: X is a generator, which can be read only once; pass a list or an array
-    """
-    if isinstance(value, Iterator):
-        raise TypeError(f"{name} is a {type(value).__name__}, which can be read only once; pass a list or an array")
-
-
-def _refuse_non_real(A, name):
-    """Raise unless the array ``A`` holds real numbers (booleans count as 0 and 1)."""
-    kind = A.dtype.kind
-    if kind == "c":
-        raise ValueError(f"{name} holds complex numbers; need real ones")
-    if kind in "mM":
-        raise ValueError(f"{name} holds dates or durations (dtype {A.dtype}); need real numbers: convert them "
-                         "explicitly (for example to seconds)")
-    if kind in "USV":
-        raise ValueError(f"{name} holds text or raw bytes (dtype {A.dtype}); need real numbers")
-    if kind == "O":
-        for v in (A.data if sp.issparse(A) else A.ravel()):
-            if not isinstance(v, (numbers.Real, np.bool_)):
-                raise ValueError(f"{name} holds {repr(v)[:40]} ({type(v).__name__}) where a real number is needed")
-
-
-def _frame_row(x):
-    """A pandas Series (one input, its index the feature names) as a one-row DataFrame."""
-    if getattr(x, "ndim", None) == 1 and hasattr(x, "to_frame") and hasattr(x, "index"):
-        return x.to_frame().T
-    return x
-
-
 def input_matrix(X, name="X", n_features=None, owner=None):
     """The inputs ``X`` as a float64 array or a canonical CSR matrix, checked.
 
@@ -193,20 +154,13 @@ def input_matrix(X, name="X", n_features=None, owner=None):
     ...
     ValueError: X has 3 features, but SHAMPO (task 0) was fitted on 2
     """
-    refuse_iterator(X, name)
     if sp.issparse(X):
-        _refuse_non_real(X, name)
+        check_real_values(X, name)
         try:
             # indices beyond the shape would send a compiled loop outside its arrays
             sp.csr_matrix(X).check_format(full_check=True)
         except ValueError as err:
             raise ValueError(f"{name} is a malformed sparse matrix: {err}") from None
-    else:
-        try:
-            X = np.asarray(X)
-        except ValueError as err:  # nested lists of unequal lengths
-            raise ValueError(f"{name} must be a 2-D array of numbers with rows of equal length ({err})") from None
-        _refuse_non_real(X, name)
     X = check_matrix(X, name=name)
     if X.shape[1] == 0:
         raise ValueError(f"{name} has no features (shape {X.shape}); need at least one column")
@@ -234,7 +188,6 @@ def input_row(x, name="x", n_features=None, owner=None):
     array([[3., 4.]])
     """
     refuse_iterator(x, name)
-    x = _frame_row(x)
     if not sp.issparse(x):
         try:
             x = np.asarray(x)
@@ -248,75 +201,6 @@ def input_row(x, name="x", n_features=None, owner=None):
     if row.shape[0] != 1:
         raise ValueError(f"{name} must be one example; got {row.shape[0]} rows")
     return row
-
-
-# ------------------------------------------------------------------------ feature names
-def _has_no_names(X):
-    return isinstance(X, (np.ndarray, list, tuple)) or sp.issparse(X)
-
-
-def read_feature_names(learner, inputs, labels):
-    """Set ``learner.feature_names_in_`` from its training inputs, as scikit-learn reads them.
-
-    Parameters
-    ----------
-    learner : OnlineLearner
-    inputs : list
-        The raw inputs (one per task in the per-task list form, or one); pandas Series
-        count as one-row DataFrames.
-    labels : list of str
-        How messages name each input.
-
-    Raises
-    ------
-    ValueError
-        When the inputs do not all have the same column names (or all none).
-    """
-    if all(_has_no_names(X) for X in inputs):
-        learner.__dict__.pop("feature_names_in_", None)  # what scikit-learn would conclude, without asking it
-        return
-    names = []
-    for X in inputs:
-        # ensure_2d=False: names only; each learner checks the widths of its own tasks
-        validate_data(learner, _frame_row(X), reset=True, skip_check_array=True, ensure_2d=False)
-        names.append(getattr(learner, "feature_names_in_", None))
-    first = names[0]
-    for label, these in zip(labels, names):
-        if (these is None) != (first is None) or (these is not None and not np.array_equal(these, first)):
-            learner.__dict__.pop("feature_names_in_", None)
-            raise ValueError(f"{label} has {_show_names(these)} but {labels[0]} has {_show_names(first)}: every "
-                             "task must have the same columns, in the same order")
-    if first is None:
-        learner.__dict__.pop("feature_names_in_", None)
-    else:
-        learner.feature_names_in_ = first
-
-
-def _show_names(names):
-    if names is None:
-        return "no column names"
-    return f"columns {names.tolist()[:6]}{' ...' if names.size > 6 else ''}"
-
-
-def check_feature_names(learner, X, label):
-    """scikit-learn's check of an input's column names against ``feature_names_in_``.
-
-    Different names, or the same in another order, are an error; names given to a learner
-    fitted without them, or missing where it has them, are scikit-learn's warning.
-
-    Parameters
-    ----------
-    learner : OnlineLearner
-    X : the raw input (DataFrame, Series, array, ...)
-    label : str
-        Named in front of the error.
-    """
-    if _has_no_names(X) and not hasattr(learner, "feature_names_in_"):
-        return  # nothing to compare, as scikit-learn would find
-    try:
-        validate_data(learner, _frame_row(X), reset=False, skip_check_array=True, ensure_2d=False)
-    except ValueError as err:
-        raise ValueError(f"{label}: {err}") from None
 
 
 # ------------------------------------------------------------------------------- labels
@@ -538,7 +422,7 @@ def check_row_scale(X, name, owner):
     name, owner : str
         Named in the message.
     """
-    from medmtl.online.streams import row_norms
+    from medmtl.online.scaling import row_norms
 
     low, high = ROW_NORM_RANGE
     values = np.abs(X.data if sp.issparse(X) else np.asarray(X, dtype=np.float64))

@@ -38,11 +38,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from medmtl._validation import Interval, Options
-from medmtl.online._checks import (LARGE, RANDOM_STATE, Capped, check_known_labels, check_row_scale, label_array,
-                                   read_feature_names)
-from medmtl.online.base import MultiTaskLearner
-from medmtl.online.oracle import LabelOracle, as_oracle, oracle_query, raise_query_status
+from medmtl._validation import Interval, Options, check_feature_names
+from medmtl.online._checks import LARGE, RANDOM_STATE, Capped, check_row_scale
+from medmtl.online.base import OneTaskLearner
+from medmtl.online.oracle import as_oracle, oracle_query, raise_query_status
 from medmtl.online.rows import add_row, as_rows
 from medmtl.online.streams import MultiTaskStream, _check_task_list
 
@@ -321,19 +320,22 @@ COMMITTEE_PARAMETERS = {
 }
 
 
-class ActiveLearner(MultiTaskLearner):
+class ActiveLearner(OneTaskLearner):
     """Round machinery of the active multi-task perceptrons.
 
-    Each round is one example of one task: ``learn_one(x, y, task=k)`` or
-    ``learn_one(x, task=k, oracle=..., index=i)``. A subclass declares its parameters in
-    ``_parameter_constraints`` (with this class's ``budget`` and ``random_state``; a
-    subclass that checks its own extends ``_check_params``, calling this one), and
-    implements ``_start_state()`` (extra state such as the committee weights),
-    ``_play(rows, rounds, port, left, log)`` (its compiled loop, reading the checked
-    parameters in ``self._settings``) and, if it predicts otherwise than with task ``k``'s
-    own perceptron, ``_task_margins``; ``_n_uniforms`` is the number of uniforms a round
-    consumes. Its decisions depend on the scale of the inputs (margins against a fixed
-    ``b``), so rows must have norms within :data:`~medmtl.online._checks.ROW_NORM_RANGE`.
+    Each round is one example of one task (see :class:`~medmtl.online.base.OneTaskLearner`):
+    ``learn_one(x, y, task=k)``, ``learn_one(x, task=k, oracle=..., index=i)``, or
+    ``query_one(x, task=k)`` then ``learn_one(x, task=k, answers=...)``. A subclass declares
+    its parameters in ``_parameter_constraints`` (with this class's ``budget`` and
+    ``random_state``; a subclass that checks its own extends ``_check_params``, calling this
+    one), and implements ``_start_state()`` (extra state such as the committee weights),
+    ``_play_rows(rows, rounds, port, left, log)`` (its compiled loop, reading the checked
+    parameters in ``self._settings``), ``_asks(rows, task, uniforms, left)`` (whether the
+    round on row 0 of ``rows`` buys its label: the loop's own decision, from the same
+    compiled step) and, if it predicts otherwise than with task ``k``'s own perceptron,
+    ``_task_margins``; ``_n_uniforms`` is the number of uniforms a round consumes. Its
+    decisions depend on the scale of the inputs (margins against a fixed ``b``), so rows
+    must have norms within :data:`~medmtl.online._checks.ROW_NORM_RANGE`.
 
     The fitted attributes every such learner has: ``weights_`` (n_tasks, n_features),
     ``n_queries_``, ``queries_per_task_``, ``n_updates_``, ``updates_per_task_``,
@@ -361,6 +363,7 @@ class ActiveLearner(MultiTaskLearner):
         self.updates_per_task_ = np.zeros(self.n_tasks_, dtype=np.int64)
         self._seen = np.zeros(self.n_tasks_, dtype=np.int64)
         self.n_rounds_ = 0
+        self._draws = None
         self._start_state()
 
     def _start_state(self):
@@ -385,19 +388,22 @@ class ActiveLearner(MultiTaskLearner):
         return int(self.updates_per_task_.sum())
 
     # ------------------------------------------------------------------------- training
+    def _labels_left(self, oracle):
+        """Labels a run may still buy (the oracle's and the learner's budgets); only its own queries spend them."""
+        left = float("inf") if oracle is None else oracle.remaining
+        if self._budget is not None:
+            left = min(left, self._budget - int(self.queries_per_task_.sum()))
+        return _NO_BUDGET if left == float("inf") else int(left)
+
     def _run(self, rows, order, uniforms, oracle, record=None):
         """Play the rounds of ``rows`` in the compiled loop (labels only from ``oracle``)."""
         n = rows.shape[0]
-        # Labels this run may still buy; only this run's own queries spend them.
-        left = oracle.remaining
-        if self._budget is not None:
-            left = min(left, self._budget - self.n_queries_)
-        left = _NO_BUDGET if left == float("inf") else int(left)
+        left = self._labels_left(oracle)
         preds, queried = record if record is not None else (np.empty(n, dtype=np.int64), np.empty(n, dtype=bool))
         rounds = ActiveRounds(np.ascontiguousarray(order[:, 0]), np.ascontiguousarray(order[:, 1]),
                               np.ascontiguousarray(uniforms, dtype=np.float64))
         log = ActiveLog(preds, queried, self.queries_per_task_, self.updates_per_task_)
-        status, played = self._play(as_rows(rows), rounds, oracle.port(), left, log)
+        status, played = self._play_rows(as_rows(rows), rounds, oracle.port(), left, log)
         self._seen += np.bincount(rounds.tasks[:played], minlength=self.n_tasks_)
         self.n_rounds_ += played
         if status:
@@ -433,7 +439,7 @@ class ActiveLearner(MultiTaskLearner):
             stream = X
         else:
             _check_task_list(X)
-            read_feature_names(self, X, [f"Xs[{k}]" for k in range(len(X))])
+            check_feature_names(self, X, reset=True, labels=[f"Xs[{k}]" for k in range(len(X))], names_only=True)
             stream = MultiTaskStream.interleave(X, order=order, random_state=rng if order is None else None)
         for k, Xk in enumerate(stream.Xs):
             self._check_scale(Xk, f"Xs[{k}]")
@@ -458,26 +464,35 @@ class ActiveLearner(MultiTaskLearner):
         table = np.stack(classes) if same else np.array([c.astype(object) for c in classes], dtype=object)
         return table[tasks, (codes >= 0).astype(np.intp)]
 
-    def _oracle_for(self, x, y, task):
-        self._check_fitted("its first round needs an oracle, which tells the number of tasks")
-        task = self._check_task(task)
-        label = label_array([y], "y")
-        check_known_labels(label, self.classes_[task], "y")
-        return LabelOracle([label.tolist() if j == task else [] for j in range(self.n_tasks_)], classes=self.classes_)
-
-    def _learn_round(self, x, task, oracle, index):
+    # ------------------------------------------------------------------------- the round
+    def _begin(self, x, task, oracle):
         self._check_scale(x, "x")
-        if not self.__sklearn_is_fitted__():
-            self._check_params()
-            self._start(oracle.n_tasks, x.shape[1])
-            self.classes_ = [c.copy() for c in oracle.classes]
-            self._rng = np.random.default_rng(self._settings["random_state"])
-        else:
-            as_oracle(oracle, self.n_tasks_, classes=self.classes_)
+        if self._started():
+            if oracle is not None:
+                as_oracle(oracle, self.n_tasks_, classes=self.classes_)
+            return
+        if oracle is None:
+            self._check_started("its first round needs an oracle, which tells the number of tasks")
+        self._check_params()
+        self._start(oracle.n_tasks, x.shape[1])
+        self.classes_ = [c.copy() for c in oracle.classes]
+        self._rng = np.random.default_rng(self._settings["random_state"])
+
+    def _draw_round(self):
+        return self._rng.random((1, self._n_uniforms))
+
+    def _index(self, task, index):
+        return int(self._seen[task]) if index is None else int(index)
+
+    def _asked(self, x, task, index, oracle):
         task = self._check_task(task)
-        index = int(self._seen[task]) if index is None else int(index)
-        uniforms = self._rng.random((1, self._n_uniforms))
-        self._run(x, np.array([[task, index]], dtype=np.int64), uniforms, oracle)
+        asks = self._asks(as_rows(x), task, self._round_draws()[0], self._labels_left(oracle))
+        return [task] if asks else [], self._index(task, index)
+
+    def _play(self, x, task, oracle, index):
+        task = self._check_task(task)
+        self._run(x, np.array([[task, self._index(task, index)]], dtype=np.int64), self._round_draws(), oracle)
+        self._spend_round_draws()
 
     # ------------------------------------------------------------------------ prediction
     def _checked_margins(self, X, task, name="X"):

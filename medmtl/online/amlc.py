@@ -18,7 +18,7 @@ from medmtl.online.active import (COMMITTEE_PARAMETERS, ActiveLearner, buy_label
                                   reweight, selective_probability, share_example)
 from medmtl.online.rows import row_dots
 
-__all__ = ["AMLC", "Committees", "amlc_rounds"]
+__all__ = ["AMLC", "Committees", "amlc_asks", "amlc_rounds"]
 
 
 class Committees(NamedTuple):
@@ -43,6 +43,28 @@ class Committees(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
+def amlc_asks(committees, rows, t, W, k, u, left, scores):
+    """Task ``k``'s committee margin on row ``t``, and whether the round asks for the label.
+
+    Parameters
+    ----------
+    committees : Committees
+    rows, t, W, k, u, left
+        As for :func:`~medmtl.online.independent.independent_asks`.
+    scores : ndarray of shape (n_tasks,)
+        Receives every task's margin.
+
+    Returns
+    -------
+    margin : float
+    asks : bool
+    """
+    row_dots(rows, t, W, scores)
+    p = committee_margin(scores, committees.tau[k]) * committees.scale
+    return p, not (u[0] >= selective_probability(committees.b, p) or left <= 0)
+
+
+@njit(cache=True, nogil=True)
 def amlc_rounds(committees, rows, rounds, W, port, left, log):
     """Play AMLC's rounds (Algorithm 1); updates ``W`` and the committees in place.
 
@@ -60,10 +82,9 @@ def amlc_rounds(committees, rows, rounds, W, port, left, log):
     for t in range(rounds.tasks.size):
         k = rounds.tasks[t]
         committee = committees.tau[k]
-        row_dots(rows, t, W, scores)
-        p = committee_margin(scores, committee) * committees.scale
+        p, asks = amlc_asks(committees, rows, t, W, k, rounds.uniforms[t], left, scores)
         predicted = log_prediction(log, t, p)
-        if rounds.uniforms[t, 0] >= selective_probability(committees.b, p) or left <= 0:
+        if not asks:
             continue
         y = buy_label(port, rows, rounds, t, W, predicted, log)
         if y > 1:
@@ -176,10 +197,15 @@ class AMLC(ActiveLearner):
         self._tau = np.full((self.n_tasks_, self.n_tasks_), 1.0 / self.n_tasks_)
         self._scale = 1.0 if self._settings["confidence"] == "mean" else float(self.n_tasks_)
 
-    def _play(self, rows, rounds, port, left, log):
+    def _committees(self):
         s = self._settings
-        committees = Committees(self._tau, self._scale, s["b"], s["C"], bool(s["share"]), s["share_on"] == "mistake")
-        return amlc_rounds(committees, rows, rounds, self._W, port, left, log)
+        return Committees(self._tau, self._scale, s["b"], s["C"], bool(s["share"]), s["share_on"] == "mistake")
+
+    def _play_rows(self, rows, rounds, port, left, log):
+        return amlc_rounds(self._committees(), rows, rounds, self._W, port, left, log)
+
+    def _asks(self, rows, task, uniforms, left):
+        return amlc_asks(self._committees(), rows, 0, self._W, task, uniforms, left, np.empty(self.n_tasks_))[1]
 
     @property
     def committee_weights_(self):

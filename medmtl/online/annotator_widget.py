@@ -1,13 +1,11 @@
 """A person as SHAMPO's annotator: the questions on screen, the answers from buttons.
 
-:class:`AnnotatorSession` plays a SHAMPO stream round by round with a
-:class:`~medmtl.online.oracle.CallableOracle` whose callable is the person. A notebook
-cannot wait inside a callback for a click, so the session turns the loop inside out: a
-round is played until the learner asks its question, which the oracle's callable parks
-(``learn_one`` leaves the learner as it was before the round); the answer, given later by
-:meth:`AnnotatorSession.answer` (what the buttons call), replays the round with it, which
-asks the same question -- the same state, the same random draws -- and learns. The session
-then plays on to the next question.
+:class:`AnnotatorSession` plays a SHAMPO stream round by round, each round in two steps: the
+learner's ``query_one`` gives the round's questions, which wait on screen for the buttons;
+once every question of the round is answered (:meth:`AnnotatorSession.answer`, what the
+buttons call), the round is played with the answers through the session's
+:class:`~medmtl.online.live.CallableOracle`, which records them, and the session moves on to
+the next round's questions.
 
 The logic needs no widgets; :attr:`AnnotatorSession.widget` builds the ipywidgets view
 (the question, one button per label and a skip button, the labels left, the accuracy so
@@ -19,14 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from medmtl.online.kernel_shampo import KernelSHAMPO
-from medmtl.online.oracle import BudgetExhausted, CallableOracle
+from medmtl.online.live import CallableOracle
 from medmtl.online.shampo import SHAMPO
 
 __all__ = ["AnnotatorSession"]
-
-
-class _AwaitAnswer(Exception):
-    """Raised by the session's callable to park a question until somebody answers it."""
 
 
 class AnnotatorSession:
@@ -112,56 +106,42 @@ class AnnotatorSession:
         self.pending = None
         self.done = None
         self.accuracy_, self.scores_ = [], []
-        self._given = {}     # (task, index) -> label: the answer just given, not yet recorded
-        self._recorded = {}  # the round's earlier answers (n_queries > 1), held in the oracle for replays
+        self._given = {}     # (task, index) -> the label given to a question of the current round
+        self._queue = []     # the current round's questions not answered yet
         self._hits = self._counted = 0
         self._widget, self._quiet = None, False
         self._advance()
 
     # ------------------------------------------------------------------------ the loop
     def _answer(self, query):
-        """The oracle's callable: the label given for ``query``, or park it."""
-        key = (query.task, query.index)
-        if key in self._given:
-            return self._given[key]
-        self.pending = query
-        raise _AwaitAnswer
+        """The oracle's callable: the label given to ``query`` on the buttons."""
+        return self._given[(query.task, query.index)]
 
     def _inputs(self):
         return [X[self.round] for X in self.Xs]
 
-    def _play_round(self):
-        """Play the current round; True when it ended (learnt, or dropped by a skip)."""
-        for (task, index), label in self._recorded.items():
-            self.oracle._preset(task, index, label)
-        try:
-            self.learner.learn_one(self._inputs(), oracle=self.oracle)
-        except _AwaitAnswer:  # the round asks another question: keep the answers given so far
-            self._recorded.update(self._given)
-            self._given.clear()
-            return False
-        except BudgetExhausted:
-            self.pending, self.done = None, "budget"
-            return False
-        finally:
-            self.oracle._end_round()
-        self.pending = None
-        self._given.clear()
-        self._recorded.clear()
-        self.round += 1
-        return True
-
     def _advance(self):
-        while self.done is None:
+        """Put the next question up: the current round's next one, or the next round's first."""
+        if not self._queue and self.done is None:
             if self.round >= self.n_rounds:
-                self.pending, self.done = None, "stream"
-            elif not self._play_round():
-                break
+                self.done = "stream"
+            else:
+                self._queue = self.learner.query_one(self._inputs())
+                if len(self._queue) > self.oracle.remaining:
+                    self._queue, self.done = [], "budget"
+        self.pending = self._queue[0] if self._queue else None
         self._refresh()
         return self.pending
 
+    def _play_round(self):
+        """Play the current round with the answers given (a skip drops it); move to the next."""
+        self.learner.learn_one(self._inputs(), oracle=self.oracle)
+        self._given.clear()
+        self._queue = []
+        self.round += 1
+
     def answer(self, label):
-        """Answer the pending question and play on to the next one (what the buttons call).
+        """Answer the pending question and move on to the next one (what the buttons call).
 
         Parameters
         ----------
@@ -177,15 +157,17 @@ class AnnotatorSession:
             raise RuntimeError(f"no question is waiting for an answer (the session is over: {self.done})")
         if label is not None and (isinstance(label, bool) or label not in (-1, 1)):
             raise ValueError(f"the answer must be -1, +1 or None (skip), got {label!r}")
-        query = self.pending
+        query = self._queue.pop(0)
         self._given[(query.task, query.index)] = None if label is None else int(label)
         if label is not None:
             if query.prediction is not None:
                 self._counted += 1
                 self._hits += int(query.prediction == label)
             self.accuracy_.append(self._hits / self._counted if self._counted else np.nan)
-        if self._play_round() and label is not None and self.evaluate is not None:
-            self.scores_.append(float(self.evaluate(self.learner)))
+        if label is None or not self._queue:
+            self._play_round()
+            if label is not None and self.evaluate is not None:
+                self.scores_.append(float(self.evaluate(self.learner)))
         return self._advance()
 
     def skip(self):

@@ -28,15 +28,14 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
-from medmtl._validation import Interval, Options
+from medmtl._validation import Interval, Options, check_feature_names, refuse_iterator
 from medmtl.online._checks import (LARGE, RANDOM_STATE, Capped, check_known_labels, check_row_scale, input_matrix,
-                                   label_array, read_feature_names, refuse_iterator)
-from medmtl.online.base import MulticlassLearner
-from medmtl.online.oracle import (CallableOracle, LabelOracle, PairFeedbackOracle, as_oracle, one_vs_one_pairs,
-                                 one_vs_rest_oracle)
+                                   label_array)
+from medmtl.online.multiclass import MulticlassLearner
+from medmtl.online.oracle import LabelOracle, PairFeedbackOracle, as_oracle, one_vs_one_pairs, one_vs_rest_oracle
 from medmtl.online.rows import add_row, as_rows
 from medmtl.online.shampo import RULE_PARAMETERS, check_prior, rule_values
-from medmtl.online.shampo_rounds import ZERO_FEEDBACK, UpdateRule, draw_rule, play_rounds
+from medmtl.online.shampo_rounds import ZERO_FEEDBACK, UpdateRule, ask_rounds, draw_rule, play_rounds
 from medmtl.online.streams import MultiTaskStream, row_norms, scale_to_unit_ball
 
 __all__ = ["round_robin_predict", "OneVsRestBandit", "OneVsOneBandit", "Banditron"]
@@ -100,11 +99,17 @@ def round_robin_predict(margins, n_classes, random_state=None):
 class _BanditLearner(MulticlassLearner):
     """Input handling shared by the bandit learners: one multiclass stream, classes ``0 .. C-1``.
 
-    A subclass implements ``_setup(n_features, n_classes)`` and ``_play(X, oracle, index0)``.
-    Its annotator answers "is it class c?" (:func:`~medmtl.online.oracle.one_vs_rest_oracle`)
-    unless it overrides ``_classes_of_oracle(oracle)`` (the number of classes an annotator
-    answers about, or a TypeError for the wrong kind) and ``_make_oracle(codes, n_classes)``.
+    A subclass implements ``_setup(n_features, n_classes)``, ``_pass(X, oracle, index0,
+    drawn=None)`` (rounds over the rows of ``X``; ``drawn``: their random numbers, drawn
+    already), ``_draw_round()`` and ``_ask_one(row, drawn)`` (the task the round on ``row``
+    asks about). Its annotator answers "is it class c?"
+    (:func:`~medmtl.online.oracle.one_vs_rest_oracle`) unless it overrides
+    ``_classes_of_oracle(oracle)`` (the number of classes an annotator answers about, or a
+    TypeError for the wrong kind) and ``_make_oracle(codes, n_classes)``.
     """
+
+    # "neither" is an answer only about a pair of classes
+    _allow_zero = False
 
     def _classes_of_oracle(self, oracle):
         if isinstance(oracle, PairFeedbackOracle):
@@ -129,19 +134,19 @@ class _BanditLearner(MulticlassLearner):
         self
         """
         self._check_hyper_parameters()
-        read_feature_names(self, [X], ["X"])
+        check_feature_names(self, [X], reset=True, labels=["X"], names_only=True)
         X = input_matrix(X, "X")
         if isinstance(y, LabelOracle):
             classes = np.arange(self._classes_of_oracle(y))
-            # a live annotator is asked round by round: its first question stops the pass
-            oracle = y if isinstance(y, CallableOracle) else as_oracle(y, y.n_tasks, [X.shape[0]] * y.n_tasks)
+            oracle = as_oracle(y, y.n_tasks, [X.shape[0]] * y.n_tasks)
         else:
             classes, codes = _check_multiclass_labels(y, X.shape[0])
             oracle = self._make_oracle(codes, classes.size)
         self._check_unscaled(X, "X")
         self._setup(X.shape[1], classes.size)
         self.classes_ = classes
-        self._play(X, oracle, 0)
+        self._draws = None
+        self._pass(X, oracle, 0)
         return self
 
     def _check_unscaled(self, X, name):
@@ -152,23 +157,42 @@ class _BanditLearner(MulticlassLearner):
             check_row_scale(X, name, f"{type(self).__name__} with scale=None")
 
     def _oracle_for(self, x, y, task):
-        self._check_fitted("its first round needs an oracle, which tells the classes")
+        self._check_started("its first round needs an oracle, which tells the classes")
         label = label_array([y], "y")
         check_known_labels(label, self.classes_, "y")
         return self._make_oracle(np.flatnonzero(self.classes_ == label[0]), self.classes_.size)
 
-    def _learn_round(self, x, task, oracle, index):
-        n_classes = self._classes_of_oracle(oracle)
-        if not self.__sklearn_is_fitted__():
+    def _answer_sheet(self, queries, answers):
+        """An oracle holding, at index 0 of the task asked about, its answer."""
+        held = dict(zip((q.task for q in queries), self._checked_answers(queries, answers)))
+        return LabelOracle([[held[j]] if j in held else [] for j in range(self._n_answer_tasks())],
+                           allow_zero=self._allow_zero)
+
+    def _n_answer_tasks(self):
+        return self.classes_.size
+
+    # ------------------------------------------------------------------------- the round
+    def _begin(self, x, task, oracle):
+        if oracle is None:
+            self._check_started("its first round needs an oracle, which tells the classes")
+        n_classes = self._classes_of_oracle(oracle) if oracle is not None else self.classes_.size
+        if not self._started():
             self._check_hyper_parameters()
             self._setup(x.shape[1], n_classes)
             self.classes_ = np.arange(n_classes)
+            self._draws = None
         elif n_classes != self.classes_.size:
             raise ValueError(f"the oracle answers about {n_classes} classes; this learner has {self.classes_.size}")
         if self._settings["scale"] == "max":
             raise ValueError("scale='max' needs the whole stream; use fit, or scale='row'")
         self._check_unscaled(x, "x")
-        self._play(x, oracle, self.n_rounds_ if index is None else int(index))
+
+    def _asked(self, x, task, index, oracle):
+        return [self._ask_one(x, self._round_draws())], self.n_rounds_ if index is None else int(index)
+
+    def _play(self, x, task, oracle, index):
+        self._pass(x, oracle, self.n_rounds_ if index is None else int(index), drawn=self._round_draws())
+        self._spend_round_draws()
 
     def _decision(self, X):
         X = scale_to_unit_ball(X, method=self._settings["scale"] or "row")
@@ -200,12 +224,26 @@ class _SHAMPOReduction(_BanditLearner):
         self._sign_rng = np.random.default_rng(self._rng.integers(2 ** 63))
         self.updates_per_task_ = np.zeros(self.n_tasks_, dtype=np.int64)
 
-    def _play(self, X, oracle, index0):
+    def _n_answer_tasks(self):
+        return self.n_tasks_
+
+    def _pass(self, X, oracle, index0, drawn=None):
         stream = MultiTaskStream.shared_input(X, self.n_tasks_, scale=self._settings["scale"])
         self.updates_per_task_ += play_rounds(stream, self.coef_, oracle, self._rng, draw_rule(self.prior_, self.b_),
                                               self._update_rule(), index0=index0,
-                                              block_size=self._settings["block_size"], sign_rng=self._sign_rng)
+                                              block_size=self._settings["block_size"], sign_rng=self._sign_rng,
+                                              drawn=drawn)
         self.n_rounds_ += stream.n_rounds
+
+    def _draw_round(self):
+        E = self._rng.standard_exponential((1, self.n_tasks_))
+        if self._update_rule().on_zero == ZERO_FEEDBACK["random"]:
+            return E, self._sign_rng.integers(0, 2, 1) * 2 - 1
+        return E, np.zeros(1, dtype=np.int64)
+
+    def _ask_one(self, row, drawn):
+        stream = MultiTaskStream.shared_input(row, self.n_tasks_, scale=self._settings["scale"])
+        return int(ask_rounds(stream, self.coef_, draw_rule(self.prior_, self.b_), drawn[0])[1][0, 0])
 
 
 class OneVsRestBandit(_SHAMPOReduction):
@@ -290,6 +328,7 @@ class OneVsOneBandit(_SHAMPOReduction):
     True
     """
 
+    _allow_zero = True
     _parameter_constraints = {**_SHAMPOReduction._parameter_constraints,
                               "zero_feedback": [Options("random", "weak", "ignore")],
                               "eta": [Capped(Real, 0, LARGE, closed="right")]}
@@ -372,23 +411,40 @@ class Banditron(_BanditLearner):
     def _classify(self, margins):
         return np.argmax(margins, axis=1)
 
-    def _play(self, X, oracle, index0):
+    def _draw_round(self):
+        return self._rng.random(1), self._rng.integers(0, self.n_classes_, 1)
+
+    def _scaled(self, X):
         scale = self._settings["scale"]
-        X = scale_to_unit_ball(X, method=scale) if scale else X
-        C, g, W = self.n_classes_, self._settings["gamma"], self.coef_
+        return scale_to_unit_ball(X, method=scale) if scale else X
+
+    @staticmethod
+    def _scores(W, X, t):
+        """``W x_t``: the score of every class on row ``t``."""
+        if sp.issparse(X):
+            s, e = X.indptr[t], X.indptr[t + 1]
+            return W[:, X.indices[s:e]] @ X.data[s:e]
+        return W @ X[t]
+
+    def _explore(self, scores, u, explore_class):
+        """(the predicted class, the class asked about, its probability) of one round."""
+        C, g = self.n_classes_, self._settings["gamma"]
+        y_hat = int(np.argmax(scores))
+        # y~ = y^ w.p. 1 - gamma, else uniform over all classes: P(y^) = 1 - gamma + gamma / C
+        y_tilde = y_hat if u >= g else int(explore_class)
+        return y_hat, y_tilde, g / C + (1.0 - g if y_tilde == y_hat else 0.0)
+
+    def _ask_one(self, row, drawn):
+        u, explore_class = drawn
+        return self._explore(self._scores(self.coef_, self._scaled(row), 0), u[0], explore_class[0])[1]
+
+    def _pass(self, X, oracle, index0, drawn=None):
+        X, W = self._scaled(X), self.coef_
         n, rows = X.shape[0], as_rows(X)
-        u = self._rng.random(n)
-        explore_class = self._rng.integers(0, C, n)
+        u, explore_class = (self._rng.random(n), self._rng.integers(0, self.n_classes_, n)) if drawn is None \
+            else drawn
         for t in range(n):
-            if sp.issparse(X):
-                s, e = X.indptr[t], X.indptr[t + 1]
-                scores = W[:, X.indices[s:e]] @ X.data[s:e]
-            else:
-                scores = W @ X[t]
-            y_hat = int(np.argmax(scores))
-            # y~ = y^ w.p. 1 - gamma, else uniform over all classes: P(y^) = 1 - gamma + gamma / C
-            y_tilde = y_hat if u[t] >= g else int(explore_class[t])
-            p_tilde = g / C + (1.0 - g if y_tilde == y_hat else 0.0)
+            y_hat, y_tilde, p_tilde = self._explore(self._scores(W, X, t), u[t], explore_class[t])
             yes = oracle.query(y_tilde, index0 + t) == 1
             add_row(rows, t, W[y_hat], -1.0)
             if yes:

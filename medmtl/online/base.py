@@ -1,23 +1,34 @@
-"""One protocol for every online learner of medmtl, in the manner of river.
+"""One protocol for every online learner of medmtl, one base class per round shape, as in river.
 
 Every learner here -- SHAMPO and KernelSHAMPO, the bandit reductions and the Banditron,
-AMLC, PEER and their baselines -- has the same five methods with the same signatures:
+AMLC, PEER and their baselines -- plays rounds the same way. What a round's ``x`` is
+depends on the base class, and only on it:
 
-``learn_one(x, y=None, *, task=None, oracle=None, index=None) -> None``
-    Play one round on input ``x`` and update in place. Labels come only through an oracle
+- :class:`EveryTaskLearner` (SHAMPO, KernelSHAMPO): every task sees an input on every
+  round; ``x`` holds the K tasks' inputs, ``y`` their K labels.
+- :class:`OneTaskLearner` (AMLC, PEER, PEERShare, RandomQuery, IndependentQuery): a round
+  is one example of one task; ``x`` is the input of task ``task``, ``y`` its label.
+- :class:`MulticlassLearner` (OneVsRestBandit, OneVsOneBandit, Banditron): a round is one
+  multiclass example; ``x`` is the input, ``y`` its class.
+
+The round, in each of them:
+
+``learn_one(x, y=None, *, [task,] oracle=None, index=None, answers=None) -> None``
+    Play one round on ``x`` and update in place. Labels come only through an oracle
     (:class:`~medmtl.online.oracle.LabelOracle`), which counts every question: pass the
     ``oracle`` and the ``index`` of this round's label(s) in it (default: how many inputs
-    of that task the learner has seen), or pass ``y`` and the learner gets an oracle over
-    this round's labels alone (so ``learn_one(x, y)``, as river's
+    of that task the learner has seen); or ``y``, and the learner gets an oracle over this
+    round's labels alone (so ``learn_one(x, y)``, as river's
     ``evaluate.progressive_val_score`` calls it, still lets an active or bandit learner see
-    only the feedback it asks for). What a round's ``x`` is depends on the learner:
+    only the feedback it asks for); or the ``answers`` to the questions of
+    :meth:`query_one`. A :class:`~medmtl.online.oracle.CallableOracle` is asked the round's
+    questions first, then the round is played with its answers.
 
-    - every task on every round (SHAMPO, KernelSHAMPO): ``x`` holds the K tasks' inputs,
-      ``y`` their K labels, ``task`` is None;
-    - one example of one task (AMLC, PEER, RandomQuery, IndependentQuery): ``x`` is the
-      input of task ``task``, ``y`` its label;
-    - one multiclass example (OneVsRestBandit, OneVsOneBandit, Banditron): ``x`` is the
-      input, ``y`` its class, ``task`` is None.
+``query_one(x, *, [task,] index=None) -> list of Query``
+    The round's questions, asked before it is played: the first of the two steps of a
+    round whose labels a person gives. The learner is not changed, except that the round's
+    random numbers are drawn (and kept for the round, whenever it is learnt) and that a
+    learner that has seen nothing starts. ``learn_one(x, answers=[...])`` is the second step.
 
 ``predict_one(x, *, task=None)``
     The prediction for one input of task ``task``; for multi-task learners without
@@ -38,18 +49,13 @@ modify their inputs, and pickle mid-stream.
 
 Every public method checks its arguments before any compiled loop sees them
 (:mod:`medmtl.online._checks`): hyper-parameters against the learner's
-``_parameter_constraints`` at the start of ``fit`` and of the first ``learn_one``; inputs
-(real numbers, at least one feature, the fitted width of their task); the column names of
+``_parameter_constraints`` at the start of ``fit`` and of the first round; inputs (real
+numbers, at least one feature, the fitted width of their task); the column names of
 DataFrames against ``feature_names_in_``, as scikit-learn does; labels against the classes.
-
-The two families of predictions live here: :class:`MultiTaskLearner` (binary tasks, any
-two labels per task, the second one the positive class, as in scikit-learn) and
-:class:`MulticlassLearner` (one multiclass problem).
 """
 
 from __future__ import annotations
 
-import copy
 import numbers
 
 import numpy as np
@@ -57,11 +63,12 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from medmtl.online._checks import (check_feature_names, check_known_labels, check_params, decode_labels, input_matrix,
-                                   input_row, label_array, read_feature_names, refuse_iterator)
-from medmtl.online.oracle import CallableOracle, LabelOracle, Query, QueryPending
+from medmtl._validation import check_feature_names, refuse_iterator
+from medmtl.online._checks import check_known_labels, check_params, decode_labels, input_matrix, input_row, label_array
+from medmtl.online.live import CallableOracle, Query
+from medmtl.online.oracle import LabelOracle
 
-__all__ = ["OnlineLearner", "MultiTaskLearner", "MulticlassLearner", "NotFittedError", "as_one_row"]
+__all__ = ["OnlineLearner", "MultiTaskLearner", "EveryTaskLearner", "OneTaskLearner", "NotFittedError", "as_one_row"]
 
 
 def as_one_row(x, name="x", n_features=None, owner=None):
@@ -92,12 +99,27 @@ def as_one_row(x, name="x", n_features=None, owner=None):
 class OnlineLearner(BaseEstimator):
     """Base class of the online learners: the protocol of the module notes.
 
-    A subclass implements ``fit``, ``predict`` (and ``decision_function``) and two hooks:
-    ``_oracle_for(x, y, task)``, the oracle over one round's labels ``y``, and
-    ``_learn_round(x, task, oracle, index)``, which plays the round. Its ``__init__`` only
-    stores its arguments (``self._init_params(locals())``); ``n_rounds_`` marks it fitted.
-    It declares its hyper-parameters in ``_parameter_constraints`` and checks them with
-    ``_check_hyper_parameters()`` when it starts.
+    A learner subclasses one of the three round shapes (:class:`EveryTaskLearner`,
+    :class:`OneTaskLearner`, :class:`MulticlassLearner`), whose ``learn_one`` and
+    ``query_one`` say what ``x`` is. It implements ``fit``, ``predict`` (and
+    ``decision_function``) and the hooks of a round:
+
+    - ``_begin(x, task, oracle)``: start on the first round (from the oracle's tasks and
+      classes; ``oracle`` is None when the round's questions are asked first), or check that
+      the oracle fits the learner;
+    - ``_draw_round()``: the random numbers one round consumes;
+    - ``_asked(x, task, index, oracle)``: the tasks the round asks about, and the round's
+      label index, computed from the learner's state and the round's random numbers
+      (:meth:`_round_draws`) without changing either;
+    - ``_play(x, task, oracle, index)``: play the round, begun already, with labels from
+      ``oracle`` (index None: the default), spending the round's random numbers;
+    - ``_oracle_for(x, y, task)``: the oracle over one round's labels ``y``, and
+      ``_answer_sheet(queries, answers)``: the oracle holding the answers to the questions.
+
+    Its ``__init__`` only stores its arguments (``self._init_params(locals())``); its
+    state starts with ``n_rounds_ = 0`` and it is fitted once ``n_rounds_ > 0``. It declares its hyper-parameters in
+    ``_parameter_constraints`` and checks them with ``_check_hyper_parameters()`` when it
+    starts.
     """
 
     _parameter_constraints: dict = {}
@@ -111,43 +133,27 @@ class OnlineLearner(BaseEstimator):
     def _check_hyper_parameters(self):
         """Check the hyper-parameters against ``_parameter_constraints``; keep the parsed values.
 
-        Called once when a run starts (``fit``, or the first ``learn_one``): the run then reads
+        Called once when a run starts (``fit``, or the first round): the run then reads
         ``self._settings``, so a parameter changed mid-stream takes effect at the next ``fit``.
         """
         self._settings = check_params(self)
         return self._settings
 
     def _round_input(self, x, task):
-        """The round's input, checked before anything reads it (the learners of medmtl check it)."""
+        """The round's input, checked before anything reads it (each round shape checks its own)."""
         return x
 
-    # ----------------------------------------------------------------------- the protocol
-    def learn_one(self, x, y=None, *, task=None, oracle=None, index=None):
-        """Play one round on input ``x``: predict, maybe ask for labels, update.
-
-        Parameters
-        ----------
-        x : array-like, sparse row, or list of them
-            The round's input(s); see the module notes for each kind of learner.
-        y : label(s), optional
-            The round's labels; the learner reads them through an oracle over this round
-            alone. Give ``y`` or ``oracle``, not both.
-        task : int, optional
-            The task of ``x`` (learners that see one example of one task per round).
-        oracle : LabelOracle or CallableOracle, optional
-            The stream's annotator; a :class:`~medmtl.online.oracle.CallableOracle` is asked
-            each question live (see the module notes).
-        index : int, optional
-            The position of this round's label(s) in ``oracle`` (default: how many inputs
-            of that task the learner has seen).
-
-        Returns
-        -------
-        None
-        """
-        if (y is None) == (oracle is None):
-            raise TypeError("learn_one needs the round's labels y or an oracle (one of the two)")
+    # ------------------------------------------------------------------------- the round
+    def _learn(self, x, y, task, oracle, index, answers):
+        """``learn_one`` of every round shape, ``task`` None where the shape has none."""
+        if sum(value is not None for value in (y, oracle, answers)) != 1:
+            raise TypeError("learn_one needs the round's labels y, an oracle, or the answers to its questions "
+                            "(one of the three)")
         x = self._round_input(x, task)
+        if answers is not None:
+            queries = self._questions(x, task, None, None)
+            self._play(x, task, self._answer_sheet(queries, answers), 0)
+            return
         if oracle is None:
             oracle, index = self._oracle_for(x, y, task), 0
         elif not isinstance(oracle, LabelOracle):
@@ -156,34 +162,52 @@ class OnlineLearner(BaseEstimator):
         if isinstance(oracle, CallableOracle):
             self._learn_live(x, task, oracle, index)
         else:
-            self._learn_round(x, task, oracle, index)
+            self._begin(x, task, oracle)
+            self._play(x, task, oracle, index)
 
     def _learn_live(self, x, task, oracle, index):
-        """Play a round whose labels a :class:`CallableOracle` gives one question at a time.
+        """A round whose labels a :class:`CallableOracle` gives: its questions first, then the round.
 
-        Each attempt at the round runs until the learner asks a question not yet answered;
-        the learner and the oracle's counts are then put back as they were, the question is
-        asked, and the round is played again. A skipped question drops the round; any error
-        leaves the learner as it was before the round.
+        A skipped question drops the round before anything is learnt; its random numbers
+        stay drawn for the next round played.
         """
-        state, mark = _Snapshot(self), oracle._checkpoint()
-        try:
-            while True:
-                try:
-                    self._learn_round(x, task, oracle, index)
-                    return
-                except QueryPending as pending:
-                    state.restore()
-                    oracle._rewind(mark, pending)
-                    row, prediction, margin = self._query_view(x, task, pending.task)
-                    if oracle._ask(Query(pending.index, pending.task, row, prediction, margin)) is None:
-                        return
-        except BaseException:
-            state.restore()
-            oracle._rewind(mark)
-            raise
-        finally:
-            oracle._end_round()
+        queries = self._questions(x, task, index, oracle)
+        labels = oracle.ask(queries)
+        if labels is not None:
+            with oracle.holding(queries, labels):
+                self._play(x, task, oracle, index)
+
+    def _query(self, x, task, index):
+        """``query_one`` of every round shape."""
+        return self._questions(self._round_input(x, task), task, index, None)
+
+    def _questions(self, x, task, index, oracle):
+        """The :class:`Query` of each task the round on the checked input ``x`` asks about."""
+        self._begin(x, task, oracle)
+        asked, index = self._asked(x, task, index, oracle)
+        return [Query(index, j, *self._query_view(x, task, j)) for j in asked]
+
+    def _round_draws(self):
+        """The random numbers of the round to be played next, drawn when it is first asked about."""
+        if getattr(self, "_draws", None) is None:
+            self._draws = self._draw_round()
+        return self._draws
+
+    def _spend_round_draws(self):
+        """The round was played: the next one draws its own random numbers."""
+        self._draws = None
+
+    def _begin(self, x, task, oracle):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _draw_round(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _asked(self, x, task, index, oracle):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _play(self, x, task, oracle, index):  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def _query_view(self, x, task, asked):  # pragma: no cover - abstract
         """(the asked task's input, the learner's prediction, the asked task's margin)."""
@@ -192,8 +216,18 @@ class OnlineLearner(BaseEstimator):
     def _oracle_for(self, x, y, task):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _learn_round(self, x, task, oracle, index):  # pragma: no cover - abstract
+    def _answer_sheet(self, queries, answers):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _checked_answers(self, queries, answers):
+        """The answers as a list, one for each question."""
+        refuse_iterator(answers, "answers")
+        if isinstance(answers, (str, bytes)) or not hasattr(answers, "__len__"):
+            raise TypeError(f"answers must be a list with one answer per question; got {type(answers).__name__}")
+        if len(answers) != len(queries):
+            raise ValueError(f"the round asks {len(queries)} question{'s' if len(queries) != 1 else ''} "
+                             f"(query_one); got {len(answers)} answer{'s' if len(answers) != 1 else ''}")
+        return list(answers)
 
     def fit(self, X, y):  # pragma: no cover - abstract
         """One pass over a stream from a fresh state; ``y`` holds the labels or is the oracle.
@@ -220,11 +254,20 @@ class OnlineLearner(BaseEstimator):
         raise NotImplementedError
 
     # ------------------------------------------------------------------------- fitted state
-    def __sklearn_is_fitted__(self):
+    def _started(self):
+        """Whether the learner has its state (tasks, widths, classes): set by ``fit`` or the first round."""
         return hasattr(self, "n_rounds_")
+
+    def __sklearn_is_fitted__(self):
+        # a learner that has only asked its first round's questions has no model yet
+        return self._started() and self.n_rounds_ > 0
 
     def _check_fitted(self, hint="call fit or learn_one first"):
         if not self.__sklearn_is_fitted__():
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; {hint}")
+
+    def _check_started(self, hint):
+        if not self._started():
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; {hint}")
 
 
@@ -233,77 +276,15 @@ def _query_input(row):
     return row.copy() if sp.issparse(row) else np.array(row[0], copy=True)
 
 
-class _Snapshot:
-    """A learner's attributes, to be put back in place (the same array objects) after a failed round.
-
-    Arrays are copied back into themselves and generators get their state back, so views
-    (such as SHAMPO's per-task weights in one buffer) and shared generators stay what they
-    were; lists and dicts are refilled item by item; other values are restored by assignment.
-    """
-
-    def __init__(self, obj):
-        self.obj = obj
-        self.saved = {name: (value, _save(value)) for name, value in vars(obj).items()}
-
-    def restore(self):
-        attributes = vars(self.obj)
-        for name in [name for name in attributes if name not in self.saved]:
-            del attributes[name]
-        for name, (value, saved) in self.saved.items():
-            attributes[name] = _load(value, saved)
-
-
-_IMMUTABLE = (numbers.Number, str, bytes, type(None), range, frozenset, type)
-
-
-def _save(value):
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, np.random.Generator):
-        return copy.deepcopy(value.bit_generator.state)
-    if type(value) in (list, tuple):
-        return [(item, _save(item)) for item in value]
-    if type(value) is dict:
-        return {key: (item, _save(item)) for key, item in value.items()}
-    if isinstance(value, _IMMUTABLE):
-        return value
-    return copy.deepcopy(value)
-
-
-def _load(value, saved):
-    if isinstance(value, np.ndarray):
-        np.copyto(value, saved)
-        return value
-    if isinstance(value, np.random.Generator):
-        value.bit_generator.state = saved
-        return value
-    if type(value) in (list, tuple):
-        items = [_load(item, item_saved) for item, item_saved in saved]
-        if type(value) is list:
-            value[:] = items
-            return value
-        return tuple(items)
-    if type(value) is dict:
-        # the checked parameters keep their objects (a shared Generator stays shared)
-        value.clear()
-        value.update({key: _load(item, item_saved) for key, (item, item_saved) in saved.items()})
-        return value
-    if isinstance(value, _IMMUTABLE):
-        return value
-    return copy.deepcopy(saved)
-
-
 class MultiTaskLearner(OnlineLearner):
     """Predictions of K binary tasks, each with two classes; a margin ``>= 0`` predicts the second.
 
-    A subclass sets ``n_tasks_``, ``n_features_`` (the input dimension of each task) and
-    ``classes_`` (each task's two labels, negative first; ``(-1, +1)`` when it sets none)
-    when it starts, and implements ``_task_margins(X, task)``: the margins of a checked
-    matrix of task ``task``'s inputs. ``_sees_every_task`` says what a round's ``x`` is: the
-    K tasks' inputs (True), or one input of task ``task`` (False).
+    The prediction half of :class:`EveryTaskLearner` and :class:`OneTaskLearner`. A subclass
+    sets ``n_tasks_``, ``n_features_`` (the input dimension of each task) and ``classes_``
+    (each task's two labels, negative first; ``(-1, +1)`` when it sets none) when it starts,
+    and implements ``_task_margins(X, task)``: the margins of a checked matrix of task
+    ``task``'s inputs.
     """
-
-    _sees_every_task = False
 
     def _task_classes(self, task):
         classes = getattr(self, "classes_", None)
@@ -318,33 +299,16 @@ class MultiTaskLearner(OnlineLearner):
         if sp.issparse(x) or isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
             raise TypeError(f"x must hold one input per task (a list of rows); got {type(x).__name__}")
         inputs = [x.iloc[[j]] for j in range(len(x))] if hasattr(x, "iloc") and np.ndim(x) == 2 else list(x)
-        expected = self.n_tasks_ if self.__sklearn_is_fitted__() else None
+        expected = self.n_tasks_ if self._started() else None
         if not inputs or expected is not None and len(inputs) != expected:
             raise ValueError(f"a round needs one input per task ({expected if expected else 'one or more'}), "
                              f"got {len(inputs)}")
         return inputs
 
-    def _round_input(self, x, task):
-        fitted = self.__sklearn_is_fitted__()
-        if self._sees_every_task:
-            if task is not None:
-                raise ValueError(f"{type(self).__name__} shows every task an input on every round: x holds "
-                                 "the K inputs and task must be None")
-            inputs = self._round_inputs(x)
-            labels = [f"x[{j}]" for j in range(len(inputs))]
-            if fitted:
-                for label, xj in zip(labels, inputs):
-                    check_feature_names(self, xj, label)
-            else:
-                read_feature_names(self, inputs, labels)
-            return [input_row(xj, label, self.n_features_[j] if fitted else None, self._owner(j))
-                    for j, (label, xj) in enumerate(zip(labels, inputs))]
-        if not fitted:
-            read_feature_names(self, [x], ["x"])
-            return input_row(x, "x")
-        task = self._check_task(task)
-        check_feature_names(self, x, "x")
-        return input_row(x, "x", self.n_features_[task], self._owner(task))
+    def _answer_sheet(self, queries, answers):
+        """An oracle holding, at index 0 of each asked task, its answer (one of the task's classes)."""
+        held = dict(zip((q.task for q in queries), self._checked_answers(queries, answers)))
+        return LabelOracle([[held[j]] if j in held else [] for j in range(self.n_tasks_)], classes=self.classes_)
 
     def decision_function(self, X, *, task=None):
         """Margins of task ``task``'s inputs ``X``, or of every task's.
@@ -372,7 +336,7 @@ class MultiTaskLearner(OnlineLearner):
         return self._margins_of(X, task, "X")
 
     def _margins_of(self, X, task, name):
-        check_feature_names(self, X, name)
+        check_feature_names(self, [X], reset=False, labels=[name], names_only=True)
         return self._checked_margins(input_matrix(X, name, self.n_features_[task], self._owner(task)), task, name)
 
     def _checked_margins(self, X, task, name="X"):
@@ -426,7 +390,7 @@ class MultiTaskLearner(OnlineLearner):
         if task is None:
             return np.array([self.predict_one(xj, task=j) for j, xj in enumerate(self._round_inputs(x))])
         task = self._check_task(task)
-        check_feature_names(self, x, "x")
+        check_feature_names(self, [x], reset=False, labels=["x"], names_only=True)
         row = input_row(x, "x", self.n_features_[task], self._owner(task))
         return decode_labels(self._checked_margins(row, task, "x"), self._task_classes(task)).tolist()[0]
 
@@ -481,100 +445,154 @@ class MultiTaskLearner(OnlineLearner):
         return np.array([np.mean(p != t) for p, t in self._labelled(X, y, None)])
 
 
-class MulticlassLearner(OnlineLearner):
-    """Predictions of one multiclass problem (the bandit learners).
+class EveryTaskLearner(MultiTaskLearner):
+    """K binary tasks, every one of which sees an input on every round (SHAMPO, KernelSHAMPO).
 
-    A subclass sets ``classes_`` and ``n_features_in_`` and implements ``_decision(X)`` (one
-    score per class or per binary task, of a checked input matrix) and
-    ``_classify(margins)`` (their class indices).
+    A round's ``x`` holds the K tasks' inputs (a list of rows, or a DataFrame's rows) and
+    ``y`` their K labels; the round asks about some of the tasks.
+
+    Examples
+    --------
+    >>> from medmtl.online import SHAMPO
+    >>> model = SHAMPO(n_queries=2, random_state=0)
+    >>> xs = [np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([1.0, 1.0])]
+    >>> sorted(q.task for q in model.query_one(xs))
+    [0, 2]
+    >>> model.learn_one(xs, answers=[1, -1])
+    >>> model.queries_per_task_.tolist()
+    [1, 0, 1]
     """
 
-    def _check_no_task(self, task):
-        if task is not None:
-            raise ValueError(f"{type(self).__name__} learns one multiclass problem; task must be None")
+    def learn_one(self, x, y=None, *, oracle=None, index=None, answers=None):
+        """Play one round on the K inputs ``x``: predict, ask for some of the labels, update.
+
+        The labels come from ``y``, ``oracle`` or ``answers`` (give one of the three).
+
+        Parameters
+        ----------
+        x : list of array-like of shape (n_features_j,), pandas Series or sparse rows
+            Task ``j``'s input of the round is ``x[j]``.
+        y : list of labels, optional
+            The round's K labels; the learner reads the ones it asks for, through an oracle
+            over this round alone.
+        oracle : LabelOracle or CallableOracle, optional
+            The stream's annotator; a :class:`~medmtl.online.oracle.CallableOracle` is
+            asked the round's questions before the round is played.
+        index : int, optional
+            With ``oracle``: the position of this round's labels in it (default: the
+            rounds seen so far).
+        answers : list, optional
+            The answers to the questions :meth:`query_one` returned for this round, in
+            their order (each one of its task's classes).
+        """
+        self._learn(x, y, None, oracle, index, answers)
+
+    def query_one(self, x, *, index=None):
+        """The questions the round on the K inputs ``x`` asks, before it is played.
+
+        Parameters
+        ----------
+        x : list of array-like, pandas Series or sparse rows
+            As for :meth:`learn_one`.
+        index : int, optional
+            The index the questions show (default: the rounds seen so far).
+
+        Returns
+        -------
+        queries : list of Query
+            One per task asked about; answer them with ``learn_one(x, answers=...)``.
+        """
+        return self._query(x, None, index)
 
     def _round_input(self, x, task):
-        self._check_no_task(task)
-        if not self.__sklearn_is_fitted__():
-            read_feature_names(self, [x], ["x"])
-            return input_row(x, "x")
-        check_feature_names(self, x, "x")
-        return input_row(x, "x", self.n_features_in_, type(self).__name__)
+        fitted = self._started()
+        inputs = self._round_inputs(x)
+        labels = [f"x[{j}]" for j in range(len(inputs))]
+        if fitted:
+            for label, xj in zip(labels, inputs):
+                check_feature_names(self, [xj], reset=False, labels=[label], names_only=True)
+        else:
+            check_feature_names(self, inputs, reset=True, labels=labels, names_only=True)
+        return [input_row(xj, label, self.n_features_[j] if fitted else None, self._owner(j))
+                for j, (label, xj) in enumerate(zip(labels, inputs))]
 
-    def _checked_decision(self, X, name):
-        margins = np.asarray(self._decision(X), dtype=np.float64)
-        if not np.all(np.isfinite(margins)):
-            raise ValueError(f"{type(self).__name__}: the margins of {name} overflow the float range; rescale the "
-                             "inputs as the training inputs were")
-        return margins
+    def _oracle_for(self, x, y, task):
+        labels = label_array(y, "y", n_samples=len(x))
+        classes = self.classes_ if self._started() else None
+        return LabelOracle([[label] for label in labels.tolist()], classes=classes)
 
-    def decision_function(self, X):
-        """One margin per class (Banditron) or per binary task.
 
-        Parameters
-        ----------
-        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+class OneTaskLearner(MultiTaskLearner):
+    """K binary tasks, one example of one of them per round (AMLC, PEER, the query baselines).
 
-        Returns
-        -------
-        margins : ndarray of shape (n_samples, n_outputs)
-        """
-        self._check_fitted()
-        check_feature_names(self, X, "X")
-        return self._checked_decision(input_matrix(X, "X", self.n_features_in_, type(self).__name__), "X")
+    A round's ``x`` is one input of task ``task`` and ``y`` its label; the round asks for
+    that label or not.
 
-    def _query_view(self, x, task, asked):
-        if not self.__sklearn_is_fitted__():
-            return _query_input(x), None, None
-        margins = self._checked_decision(x, "x")
-        return _query_input(x), self.classes_[self._classify(margins)][0], float(margins[0, asked])
+    Examples
+    --------
+    >>> from medmtl.online import AMLC, LabelOracle
+    >>> model = AMLC(b=1e6, random_state=0)          # unsure of everything: it asks every label
+    >>> model.learn_one(np.array([1.0, 0.5]), task=0, oracle=LabelOracle([[1], [-1]]))
+    >>> [(q.task, q.index) for q in model.query_one(np.array([0.5, 1.0]), task=1)]
+    [(1, 0)]
+    >>> model.learn_one(np.array([0.5, 1.0]), task=1, answers=[-1])
+    >>> model.n_queries_, model.n_rounds_
+    (2, 2)
+    """
 
-    def predict(self, X, *, task=None):
-        """Class labels of the inputs ``X``.
+    def learn_one(self, x, y=None, *, task, oracle=None, index=None, answers=None):
+        """Play one round on the input ``x`` of task ``task``: predict, maybe ask for its label, update.
 
-        Parameters
-        ----------
-        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
-        task : None
-            The learners of one multiclass problem have no tasks.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-        """
-        self._check_no_task(task)
-        self._check_fitted()
-        return self.classes_[self._classify(self.decision_function(X))]
-
-    def predict_one(self, x, *, task=None):
-        """The class of one input.
+        The label comes from ``y``, ``oracle`` or ``answers`` (give one of the three).
 
         Parameters
         ----------
         x : array-like of shape (n_features,), pandas Series or sparse row
-        task : None
+        y : label, optional
+            The example's label, one of the task's classes; the learner reads it only if it
+            asks for it.
+        task : int
+            The example's task.
+        oracle : LabelOracle or CallableOracle, optional
+            The stream's annotator (on the first round, it tells the number of tasks).
+        index : int, optional
+            With ``oracle``: the position of the example's label in its task (default: how
+            many inputs of that task the learner has seen).
+        answers : list, optional
+            The answers to the questions :meth:`query_one` returned for this round: empty,
+            or the label.
         """
-        self._check_no_task(task)
-        self._check_fitted()
-        check_feature_names(self, x, "x")
-        row = input_row(x, "x", self.n_features_in_, type(self).__name__)
-        return self.classes_[self._classify(self._checked_decision(row, "x"))][0]
+        self._learn(x, y, task, oracle, index, answers)
 
-    def score(self, X, y, *, task=None):
-        """Accuracy: the fraction of inputs whose class is predicted right.
+    def query_one(self, x, *, task, index=None):
+        """The question the round on the input ``x`` of task ``task`` asks, before it is played.
 
         Parameters
         ----------
-        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Labels among ``classes_``.
-        task : None
+        x : array-like of shape (n_features,), pandas Series or sparse row
+        task : int
+        index : int, optional
+            The index the question shows (default: the inputs of that task seen so far).
 
         Returns
         -------
-        accuracy : float
+        queries : list of Query
+            Empty when the learner does not ask; else the question about the example's
+            label. Answer with ``learn_one(x, task=task, answers=...)``.
         """
-        predicted = self.predict(X, task=task)
-        labels = label_array(y, "y", n_samples=predicted.shape[0])
-        check_known_labels(labels, self.classes_, "y")
-        return float(np.mean(predicted == labels))
+        return self._query(x, task, index)
+
+    def _round_input(self, x, task):
+        if not self._started():
+            check_feature_names(self, [x], reset=True, labels=["x"], names_only=True)
+            return input_row(x, "x")
+        task = self._check_task(task)
+        check_feature_names(self, [x], reset=False, labels=["x"], names_only=True)
+        return input_row(x, "x", self.n_features_[task], self._owner(task))
+
+    def _oracle_for(self, x, y, task):
+        self._check_started("its first round needs an oracle, which tells the number of tasks")
+        task = self._check_task(task)
+        label = label_array([y], "y")
+        check_known_labels(label, self.classes_[task], "y")
+        return LabelOracle([label.tolist() if j == task else [] for j in range(self.n_tasks_)], classes=self.classes_)

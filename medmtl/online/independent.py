@@ -25,7 +25,8 @@ from medmtl.online._checks import LARGE, Capped
 from medmtl.online.active import ActiveLearner, buy_label, log_prediction, selective_probability
 from medmtl.online.rows import row_dot
 
-__all__ = ["RandomQuery", "IndependentQuery", "FixedProbability", "MarginProbability", "independent_rounds"]
+__all__ = ["RandomQuery", "IndependentQuery", "FixedProbability", "MarginProbability", "independent_asks",
+           "independent_rounds"]
 
 
 class FixedProbability(NamedTuple):
@@ -65,6 +66,33 @@ def _query_probability_impl(rule, p):
 
 
 @njit(cache=True, nogil=True)
+def independent_asks(rule, rows, t, W, k, u, left):
+    """Task ``k``'s margin on row ``t``, and whether the round asks for the label.
+
+    Parameters
+    ----------
+    rule : FixedProbability or MarginProbability
+    rows : DenseRows or CsrRows
+        Row ``t`` is the round's input.
+    t, k : int
+        The row, and the task it is an example of.
+    W : ndarray of shape (n_features, n_tasks)
+        Every task's weights, a column each.
+    u : ndarray of shape (1,)
+        The round's coin flip.
+    left : int
+        Labels that may still be bought.
+
+    Returns
+    -------
+    margin : float
+    asks : bool
+    """
+    p = row_dot(rows, t, W[:, k])
+    return p, u[0] < _query_probability(rule, p) and left > 0
+
+
+@njit(cache=True, nogil=True)
 def independent_rounds(rule, rows, rounds, W, port, left, log):
     """Play the rounds of independent active perceptrons; updates ``W`` in place.
 
@@ -89,9 +117,9 @@ def independent_rounds(rule, rows, rounds, W, port, left, log):
     """
     n = rounds.tasks.size
     for t in range(n):
-        p = row_dot(rows, t, W[:, rounds.tasks[t]])
+        p, asks = independent_asks(rule, rows, t, W, rounds.tasks[t], rounds.uniforms[t], left)
         predicted = log_prediction(log, t, p)
-        if rounds.uniforms[t, 0] < _query_probability(rule, p) and left > 0:
+        if asks:
             y = buy_label(port, rows, rounds, t, W, predicted, log)
             if y > 1:
                 return y, t
@@ -102,8 +130,11 @@ def independent_rounds(rule, rows, rounds, W, port, left, log):
 class _IndependentPerceptrons(ActiveLearner):
     """The two baselines differ only in when they ask (``_rule``)."""
 
-    def _play(self, rows, rounds, port, left, log):
+    def _play_rows(self, rows, rounds, port, left, log):
         return independent_rounds(self._rule(), rows, rounds, self._W, port, left, log)
+
+    def _asks(self, rows, task, uniforms, left):
+        return independent_asks(self._rule(), rows, 0, self._W, task, uniforms, left)[1]
 
 
 class RandomQuery(_IndependentPerceptrons):

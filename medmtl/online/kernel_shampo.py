@@ -166,7 +166,15 @@ class KernelSHAMPO(SHAMPO):
         self._check_fitted()
         return [s.coefs[:s.size].copy() for s in self._support]
 
-    def _pass(self, stream, oracle, index0, record):
+    def _round_margins(self, xs):
+        """Every task's margin on the round's inputs ``xs``, refused when the kernel overflows."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            p = np.array([self._support[j].margins(self.kernel_, x[None, :])[0] for j, x in enumerate(xs)])
+        if not np.all(np.isfinite(p)):
+            raise ValueError(self._overflow_message())
+        return p
+
+    def _pass(self, stream, oracle, index0, record, drawn=None):
         if any(sp.issparse(X) for X in stream.Xs):
             raise TypeError("KernelSHAMPO takes dense inputs only")
         K, n, q = stream.n_tasks, stream.n_rounds, self._settings["n_queries"]
@@ -176,11 +184,9 @@ class KernelSHAMPO(SHAMPO):
             self.queried_tasks_ = np.empty((n, q), dtype=np.int64)
         for t in range(n):
             xs = [X[t] for X in stream.Xs]
-            with np.errstate(over="ignore", invalid="ignore"):
-                p = np.array([self._support[j].margins(self.kernel_, xs[j][None, :])[0] for j in range(K)])
-            if not np.all(np.isfinite(p)):
-                raise ValueError(self._overflow_message())
-            J = draw_tasks(p[None, :], self._rng.standard_exponential((1, K)), rule)[0]
+            p = self._round_margins(xs)
+            E = self._rng.standard_exponential((1, K)) if drawn is None else drawn[0][t:t + 1]
+            J = draw_tasks(p[None, :], E, rule)[0]
             for j in J.tolist():
                 y = oracle.query(j, index0 + t)
                 self.queries_per_task_[j] += 1
@@ -191,6 +197,12 @@ class KernelSHAMPO(SHAMPO):
                 self.train_margins_[t] = p
                 self.queried_tasks_[t] = J
         self.n_rounds_ += n
+
+    def _ask(self, stream, exponentials):
+        if any(sp.issparse(X) for X in stream.Xs):
+            raise TypeError("KernelSHAMPO takes dense inputs only")
+        p = self._round_margins([X[0] for X in stream.Xs])
+        return draw_tasks(p[None, :], exponentials, draw_rule(self.prior_, self.b_, self._settings["n_queries"]))[0]
 
     def _overflow_message(self):
         s = self._settings

@@ -22,36 +22,31 @@ budget) as a tuple of arrays, and :func:`oracle_query` -- the compiled twin of
 is counted, recorded and budget-checked exactly like one from Python, in the same arrays,
 so ``n_queries``, ``queries_per_task`` and ``was_queried`` see both.
 
-A person (or any function) can be the annotator: :class:`CallableOracle` holds no labels in
-advance and asks ``answer(query)`` for each one when a learner's ``learn_one`` needs it,
-with a :class:`Query` describing the question (example, task, input, the learner's
-prediction and margin), within a budget, keeping a ``record`` of every question. The
-compiled loops need no change for it: an unanswered label reads as :data:`QUERY_PENDING`,
-on which they stop like on any refusal; ``learn_one`` then puts the learner back, asks the
-question and replays the round (see :mod:`medmtl.online.base`).
+A person (or any function) can be the annotator: :class:`~medmtl.online.live.CallableOracle`
+is an oracle whose labels are given one round at a time (see :mod:`medmtl.online.live`).
 """
 
 from __future__ import annotations
 
 import numbers
 import operator
-import time
-from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
-from medmtl.online._checks import binary_classes, encode_labels, label_array, refuse_iterator, same_classes
+from medmtl._validation import refuse_iterator
+from medmtl.online._checks import binary_classes, encode_labels, label_array, same_classes
 
 __all__ = ["LabelOracle", "BudgetExhausted", "PairFeedbackOracle", "as_oracle", "one_vs_one_pairs",
            "one_vs_rest_oracle", "oracle_query", "raise_query_status", "QUERY_BUDGET_SPENT",
-           "QUERY_OUT_OF_RANGE", "QUERY_PENDING", "QueryPending", "Query", "CallableOracle"]
+           "QUERY_OUT_OF_RANGE", "QUERY_PENDING"]
 
 # What oracle_query returns instead of a label (labels are -1, 0 or +1).
 QUERY_BUDGET_SPENT = 2
 QUERY_OUT_OF_RANGE = 3
-# The label a CallableOracle stores for a question nobody has answered yet. oracle_query hands
-# it out like a label; every compiled caller stops on an answer > 1 and lets Python raise.
+# The label a live oracle (medmtl.online.live.CallableOracle) holds where it holds no answer.
+# oracle_query hands it out like a label; every compiled caller stops on an answer > 1 and
+# lets Python raise.
 QUERY_PENDING = 5
 
 
@@ -64,29 +59,6 @@ def _check_ternary(y, name):
 
 class BudgetExhausted(RuntimeError):
     """Raised when a label is requested after the query budget is spent."""
-
-
-class QueryPending(RuntimeError):
-    """A learner asked a :class:`CallableOracle` a question it has not answered yet.
-
-    ``learn_one`` catches it, asks the oracle's callable and replays the round; it escapes
-    only from a pass that cannot be replayed (``fit``), hence its message.
-
-    Parameters
-    ----------
-    task, index : int
-        The label asked for.
-
-    Examples
-    --------
-    >>> QueryPending(1, 7).task
-    1
-    """
-
-    def __init__(self, task, index):
-        super().__init__(f"the label ({task}, {index}) must come from a CallableOracle's callable, which is asked "
-                         "one question at a time: feed the stream with learn_one, not fit")
-        self.task, self.index = int(task), int(index)
 
 
 @njit(cache=True, nogil=True)
@@ -130,10 +102,8 @@ def raise_query_status(status, task, index, oracle):
     """
     if status == QUERY_BUDGET_SPENT:
         raise BudgetExhausted(f"the query budget of {oracle.budget} labels is spent")
-    if status == QUERY_PENDING or status == QUERY_OUT_OF_RANGE and isinstance(oracle, CallableOracle):
-        raise QueryPending(task, index)
-    if status == QUERY_OUT_OF_RANGE:
-        raise IndexError(f"no label ({task}, {index}) in an oracle of {oracle.n_tasks} tasks")
+    if status in (QUERY_OUT_OF_RANGE, QUERY_PENDING):
+        oracle._unanswered(task, index)
     raise RuntimeError(f"unknown query status {status}")  # pragma: no cover
 
 
@@ -182,6 +152,9 @@ class LabelOracle:
     >>> spam.classes[0].tolist(), spam.query(0, 1), spam.query(0, 2)
     (['ham', 'spam'], 1, -1)
     """
+
+    # Labels given round by round (a live annotator) cannot feed a pass over a whole stream.
+    _live = False
 
     def __init__(self, ys, budget=None, allow_zero=False, classes=None):
         refuse_iterator(ys, "ys")
@@ -255,6 +228,9 @@ class LabelOracle:
         self._asked[pos] = True
         return int(self._labels[pos])
 
+    def _unanswered(self, task, index):
+        raise IndexError(f"no label ({task}, {index}) in an oracle of {self.n_tasks} tasks")
+
     def was_queried(self, task, index):
         """Whether the label of (task, index) has been requested.
 
@@ -314,7 +290,7 @@ def as_oracle(y, n_tasks=None, n_rows=None, classes=None):
                                      "inputs; need one label per input")
         return LabelOracle(y, classes=classes)
     oracle = y
-    if n_rows is not None and isinstance(oracle, CallableOracle):
+    if n_rows is not None and oracle._live:
         raise TypeError("a CallableOracle answers one question at a time: play the stream round by round "
                         "with learn_one(x, oracle=...), not fit")
     if n_tasks is not None and oracle.n_tasks != n_tasks:
@@ -424,207 +400,3 @@ class PairFeedbackOracle(LabelOracle):
         self.pairs = one_vs_one_pairs(self.n_classes)
         answers = [np.where(labels == a, 1, np.where(labels == b, -1, 0)) for a, b in self.pairs]
         super().__init__(answers, budget=budget, allow_zero=True)
-
-
-@dataclass(frozen=True)
-class Query:
-    """One question a learner puts to a :class:`CallableOracle`.
-
-    Parameters
-    ----------
-    index : int
-        The example's position in its task's stream (the learner's ``index``).
-    task : int
-        The task whose label is asked: for the bandit learners, the class or pair asked about.
-    x : ndarray of shape (n_features,) or sparse matrix of shape (1, n_features)
-        That task's input of the round (a copy).
-    prediction : int, label or None
-        The learner's prediction before this round's update: one of the task's two classes,
-        or the class for the multiclass learners; None before the learner's first round.
-    margin : float or None
-        The margin of the asked task (its confidence); None before the first round.
-
-    Examples
-    --------
-    >>> Query(index=3, task=0, x=np.zeros(2), prediction=1, margin=0.25).margin
-    0.25
-    """
-
-    index: int
-    task: int
-    x: object
-    prediction: object = None
-    margin: float | None = None
-
-
-class CallableOracle(LabelOracle):
-    """A live annotator: a callable answers each question when the learner asks it.
-
-    A :class:`LabelOracle` (same counting, ``budget`` and ``was_queried``) whose labels are
-    not known in advance. A learner's ``learn_one(x, oracle=oracle)`` plays the round; when
-    it asks for a label, ``answer(query)`` is called with a :class:`Query` (index, task,
-    input, the learner's prediction and margin) and the round is played with its answer.
-    Compiled passes over many rounds (``fit``) need labels in advance: use a
-    :class:`LabelOracle` there.
-
-    Parameters
-    ----------
-    answer : callable
-        ``answer(query) -> label``: one of the task's two ``classes`` (-1 or +1 by default;
-        also 0 with ``allow_zero``), or None to skip the question. A skipped question drops
-        the round: the learner is left as it was before ``learn_one``, and the skip costs no
-        budget. If ``answer`` raises, the learner is also left as it was, so the round can be
-        played again later.
-    n_tasks : int, default=1
-        The tasks (or, for a one-vs-rest bandit learner, classes) it answers about.
-    budget : int or None, default=None
-        The most labels it gives; once they are given, ``answer`` is not called again and the
-        learner's next question raises :class:`BudgetExhausted` (the active learners stop
-        learning instead, as they do with any spent oracle).
-    allow_zero : bool, default=False
-        Answers in {-1, 0, +1}, 0 meaning "neither" (``classes`` is then (-1, +1)).
-    classes : pair or list of pairs, optional
-        ``(negative, positive)`` for every task, or one such pair per task: the answers
-        the callable gives, as :class:`LabelOracle` takes them. Default (-1, +1).
-
-    Attributes
-    ----------
-    classes : list of ndarray of shape (2,)
-    record : list of dict
-        One entry per question put to ``answer``, in order: ``index``, ``task``,
-        ``prediction``, ``margin``, ``answer`` (None for a skip), ``time`` (``time.time()``
-        when answered) and ``seconds`` (how long answering took).
-    n_skipped : int
-        Questions skipped.
-    n_queries, queries_per_task, remaining
-        As for :class:`LabelOracle`: labels given.
-
-    Examples
-    --------
-    A SHAMPO learner over two tasks, taught by a function that knows the labels:
-
-    >>> from medmtl.online import SHAMPO
-    >>> Xs = [np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[0.0, 1.0], [1.0, 1.0]])]
-    >>> ys = [np.array([1, -1]), np.array([-1, 1])]
-    >>> oracle = CallableOracle(lambda q: int(ys[q.task][q.index]), n_tasks=2, budget=5)
-    >>> model = SHAMPO(random_state=0)
-    >>> for t in range(2):
-    ...     model.learn_one([X[t] for X in Xs], oracle=oracle)
-    >>> oracle.n_queries, oracle.remaining, [r["index"] for r in oracle.record]
-    (2, 3, [0, 1])
-    >>> sorted(oracle.record[0])
-    ['answer', 'index', 'margin', 'prediction', 'seconds', 'task', 'time']
-    """
-
-    def __init__(self, answer, n_tasks=1, budget=None, allow_zero=False, classes=None):
-        if not callable(answer):
-            raise TypeError(f"answer must be a callable answer(query) -> label, got {type(answer).__name__}")
-        if isinstance(n_tasks, (bool, np.bool_)) or not isinstance(n_tasks, numbers.Integral) or n_tasks < 1:
-            raise ValueError(f"n_tasks must be a positive integer, got {n_tasks!r}")
-        super().__init__([[] for _ in range(int(n_tasks))], budget=budget, allow_zero=allow_zero, classes=classes)
-        self.answer = answer
-        self.allow_zero = bool(allow_zero)
-        self.record = []
-        self.n_skipped = 0
-        self._round = set()      # (task, index) answered during the current learn_one
-        self._answered = set()   # (task, index) ever answered
-
-    def query(self, task, index):
-        """The label of (task, index) if ``answer`` gave it during this round; counted.
-
-        Parameters
-        ----------
-        task, index : int
-
-        Returns
-        -------
-        label : int
-
-        Raises
-        ------
-        QueryPending
-            When the question has not been answered yet (``learn_one`` then asks it).
-        """
-        task, index = operator.index(task), operator.index(index)
-        if not 0 <= task < self.n_tasks:
-            raise IndexError(f"task {task} out of range for {self.n_tasks} tasks")
-        if index < 0:
-            raise IndexError(f"index {index} must be non-negative")
-        size = self._offsets[task + 1] - self._offsets[task]
-        if index >= size or self._labels[self._offsets[task] + index] == QUERY_PENDING:
-            raise QueryPending(task, index)
-        return super().query(task, index)
-
-    # ------------------------------------------------ the round protocol of learn_one
-    def _ensure(self, task, index):
-        """Make room for the label (task, index), growing the task's store."""
-        if not 0 <= task < self.n_tasks or index < 0:
-            raise IndexError(f"no label ({task}, {index}) in an oracle of {self.n_tasks} tasks")
-        sizes = np.diff(self._offsets)
-        if index < sizes[task]:
-            return
-        labels = [self._labels[self._offsets[j]:self._offsets[j + 1]] for j in range(self.n_tasks)]
-        asked = [self._asked[self._offsets[j]:self._offsets[j + 1]] for j in range(self.n_tasks)]
-        grow = max(index + 1, 2 * int(sizes[task]), 16) - int(sizes[task])
-        labels[task] = np.concatenate([labels[task], np.full(grow, QUERY_PENDING, dtype=np.int8)])
-        asked[task] = np.concatenate([asked[task], np.zeros(grow, dtype=np.bool_)])
-        sizes[task] += grow
-        self._labels, self._asked = np.concatenate(labels), np.concatenate(asked)
-        self._offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-
-    def _checkpoint(self):
-        """The counts a replayed round must start from."""
-        return int(self._totals[0]), self.queries_per_task.copy()
-
-    def _rewind(self, mark, pending=None):
-        """Undo the counts of an unfinished attempt at a round (and its pending question)."""
-        self._totals[0] = mark[0]
-        self.queries_per_task[...] = mark[1]
-        if pending is not None and pending.index < self._offsets[pending.task + 1] - self._offsets[pending.task]:
-            self._asked[self._offsets[pending.task] + pending.index] = (pending.task, pending.index) in self._answered
-
-    def _ask(self, query):
-        """Put ``query`` to ``answer``, record it, store its label; return the label (None: skipped)."""
-        if self.remaining <= 0:
-            raise BudgetExhausted(f"the query budget of {self.budget} labels is spent")
-        self._ensure(query.task, query.index)
-        started = time.perf_counter()
-        label = self.answer(query)
-        seconds = time.perf_counter() - started
-        if label is not None:
-            label = self._code(label, query.task)
-        self.record.append({"index": query.index, "task": query.task, "prediction": query.prediction,
-                            "margin": query.margin, "answer": label, "time": time.time(), "seconds": seconds})
-        if label is None:
-            self.n_skipped += 1
-            return None
-        self._labels[self._offsets[query.task] + query.index] = label
-        self._round.add((query.task, query.index))
-        self._answered.add((query.task, query.index))
-        return label
-
-    def _code(self, answer, task):
-        """The code of an answer: -1 or +1 for the task's two classes (0 for "neither")."""
-        allowed = (-1, 0, 1) if self.allow_zero else tuple(self.classes[task].tolist())
-        if np.ndim(answer) == 0:
-            if self.allow_zero:
-                if isinstance(answer, numbers.Real) and not isinstance(answer, (bool, np.bool_)) and answer in allowed:
-                    return int(answer)
-            else:
-                try:
-                    return int(encode_labels(label_array([answer], "answer"), self.classes[task], "answer")[0])
-                except (TypeError, ValueError):
-                    pass
-        raise ValueError(f"the annotator's answer must be one of {allowed} or None (skip); got {answer!r}")
-
-    def _preset(self, task, index, label):
-        """Hold an answer already given (and recorded) for the coming ``learn_one`` call only."""
-        self._ensure(task, index)
-        self._labels[self._offsets[task] + index] = label
-        self._round.add((task, index))
-
-    def _end_round(self):
-        """Forget this round's answers: a later round may reuse an index for another example."""
-        for task, index in self._round:
-            self._labels[self._offsets[task] + index] = QUERY_PENDING
-        self._round.clear()

@@ -47,7 +47,7 @@ from medmtl.online.active import (COMMITTEE_PARAMETERS, ActiveLearner, buy_label
                                   perceptron_step, reweight, selective_probability, share_example)
 from medmtl.online.rows import row_dot, row_dots
 
-__all__ = ["PEER", "PEERShare", "Peers", "peer_rounds"]
+__all__ = ["PEER", "PEERShare", "Peers", "peer_asks", "peer_rounds"]
 
 
 class Peers(NamedTuple):
@@ -72,6 +72,41 @@ class Peers(NamedTuple):
     peer_labels: np.ndarray
 
 
+# What a PEER round does once its task's margin is known.
+_CONFIDENT, _FROM_PEERS, _FROM_ORACLE = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def peer_asks(peers, rows, t, W, k, u, left, scores):
+    """Task ``k``'s own margin on row ``t``, its peers' margin, and whom the round asks.
+
+    Parameters
+    ----------
+    peers : Peers
+    rows, t, W, k, left
+        As for :func:`~medmtl.online.independent.independent_asks`.
+    u : ndarray of shape (2,)
+        The round's coin flips: its own confidence, then its peers'.
+    scores : ndarray of shape (n_tasks,)
+        Receives every task's margin when the peers are asked.
+
+    Returns
+    -------
+    margin, peer_margin : float
+    asks : int
+        0: nobody (the task is confident, or no label is left); 1: the peers, whose label
+        is used at no cost; 2: the oracle.
+    """
+    p = row_dot(rows, t, W[:, k])
+    if u[0] >= selective_probability(peers.b, p) or left <= 0:
+        return p, 0.0, _CONFIDENT
+    row_dots(rows, t, W, scores)
+    peer = committee_margin(scores, peers.tau[k])  # tau_kk = 0: the peers only
+    if u[1] >= selective_probability(peers.peer_b, peer):
+        return p, peer, _FROM_PEERS
+    return p, peer, _FROM_ORACLE
+
+
 @njit(cache=True, nogil=True)
 def peer_rounds(peers, rows, rounds, W, port, left, log):
     """Play PEER's rounds (see the module notes); updates ``W`` and the peers in place.
@@ -92,13 +127,11 @@ def peer_rounds(peers, rows, rounds, W, port, left, log):
     scores, losses = np.empty(K), np.empty(K)
     for t in range(rounds.tasks.size):
         k = rounds.tasks[t]
-        p = row_dot(rows, t, W[:, k])
+        p, peer, asks = peer_asks(peers, rows, t, W, k, rounds.uniforms[t], left, scores)
         predicted = log_prediction(log, t, p)
-        if rounds.uniforms[t, 0] >= selective_probability(peers.b, p) or left <= 0:
+        if asks == _CONFIDENT:
             continue
-        row_dots(rows, t, W, scores)
-        peer = committee_margin(scores, peers.tau[k])  # tau_kk = 0: the peers only
-        if rounds.uniforms[t, 1] >= selective_probability(peers.peer_b, peer):
+        if asks == _FROM_PEERS:
             # The peers are confident: learn from their label, pay nothing.
             peers.peer_labels[k] += 1
             perceptron_step(rows, t, W, k, 1 if peer >= 0 else -1, predicted, log)
@@ -189,11 +222,17 @@ class PEER(ActiveLearner):
         self._tau = np.zeros((K, K)) if K == 1 else (np.ones((K, K)) - np.eye(K)) / (K - 1)
         self._peer_labels = np.zeros(K, dtype=np.int64)
 
-    def _play(self, rows, rounds, port, left, log):
+    def _peers(self):
         s = self._settings
-        peers = Peers(self._tau, s["b"], s["peer_b"], s["C"], bool(s["share"]), s["share_on"] == "mistake",
-                      self._peer_labels)
-        return peer_rounds(peers, rows, rounds, self._W, port, left, log)
+        return Peers(self._tau, s["b"], s["peer_b"], s["C"], bool(s["share"]), s["share_on"] == "mistake",
+                     self._peer_labels)
+
+    def _play_rows(self, rows, rounds, port, left, log):
+        return peer_rounds(self._peers(), rows, rounds, self._W, port, left, log)
+
+    def _asks(self, rows, task, uniforms, left):
+        scores = np.empty(self.n_tasks_)
+        return peer_asks(self._peers(), rows, 0, self._W, task, uniforms, left, scores)[2] == _FROM_ORACLE
 
     @property
     def n_peer_labels_(self):

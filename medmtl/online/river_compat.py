@@ -34,8 +34,8 @@ try:
 except ImportError as error:  # pragma: no cover - river is installed where the tests run
     raise ImportError("medmtl.online.river_compat needs river, an optional dependency: pip install river") from error
 
-from medmtl.online.active import ActiveLearner
-from medmtl.online.base import MulticlassLearner, OnlineLearner
+from medmtl.online.base import OneTaskLearner, OnlineLearner
+from medmtl.online.multiclass import MulticlassLearner
 from medmtl.online.oracle import LabelOracle
 
 __all__ = ["RiverClassifier"]
@@ -155,7 +155,7 @@ class RiverClassifier(river_base.Classifier):
                 raise ValueError(f"{type(learner).__name__} needs its classes, e.g. classes=[0, 1, 2]: "
                                  "the number of classes is fixed on its first round")
             self._classes = self._check_classes(self.classes, None)
-        elif isinstance(learner, ActiveLearner):
+        elif isinstance(learner, OneTaskLearner):
             self._classes = self._check_classes((-1, 1) if self.classes is None else self.classes, 2)
             n = self.n_tasks
             if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n < 1:
@@ -253,10 +253,11 @@ class RiverClassifier(river_base.Classifier):
             self.learner_ = sklearn_clone(self.learner)
         if task is None:
             # each reduction's own annotator: "is it c?", or "a, b or neither?" for one-vs-one
-            oracle = self.learner_._make_oracle(np.array([code]), len(self._classes))
+            self.learner_.learn_one(row, oracle=self.learner_._make_oracle(np.array([code]), len(self._classes)),
+                                    index=0)
         else:
             oracle = LabelOracle([[1 if code == 1 else -1] if j == task else [] for j in range(self.n_tasks)])
-        self.learner_.learn_one(row, task=task, oracle=oracle, index=0)
+            self.learner_.learn_one(row, task=task, oracle=oracle, index=0)
 
     def predict_one(self, x):
         """The predicted label of ``x``; None before the first ``learn_one``.

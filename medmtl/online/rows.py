@@ -146,60 +146,59 @@ def _add(rows, t, w, c):
     raise NotImplementedError  # pragma: no cover
 
 
+def _by_store(rows, dense, csr):
+    """The body for the row store ``rows`` is (``None``: not a row store, numba says so)."""
+    kind = _kind(rows)
+    return dense if kind is DenseRows else csr if kind is CsrRows else None
+
+
+def _dense_dots(rows, t, W, out):
+    out[:] = 0.0
+    x = rows.X[t]
+    for i in range(x.size):
+        v = x[i]
+        for m in range(out.size):
+            out[m] += v * W[i, m]
+
+
+def _csr_dots(rows, t, W, out):
+    out[:] = 0.0
+    for k in range(rows.indptr[t], rows.indptr[t + 1]):
+        v, col = rows.data[k], rows.indices[k]
+        for m in range(out.size):
+            out[m] += v * W[col, m]
+
+
+def _dense_add(rows, t, w, c):
+    x = rows.X[t]
+    for i in range(x.size):
+        w[i] += c * x[i]
+
+
+def _csr_add(rows, t, w, c):
+    for k in range(rows.indptr[t], rows.indptr[t + 1]):  # canonical CSR: unique columns
+        w[rows.indices[k]] += c * rows.data[k]
+
+
 @overload(_dot, jit_options={"cache": True, "nogil": True})
 def _dot_impl(rows, t, w):
-    if _kind(rows) is DenseRows:
-        return lambda rows, t, w: _ordered_dot(rows.X[t], w)
-    if _kind(rows) is CsrRows:
-        return lambda rows, t, w: _csr_dot(rows, t, w)
-    return None
+    return _by_store(rows, lambda rows, t, w: _ordered_dot(rows.X[t], w), lambda rows, t, w: _csr_dot(rows, t, w))
 
 
 @overload(_dot_fast, jit_options={"cache": True, "nogil": True})
 def _dot_fast_impl(rows, t, w):
-    if _kind(rows) is DenseRows:
-        return lambda rows, t, w: _reassociated_dot(rows.X[t], w)
-    if _kind(rows) is CsrRows:
-        return lambda rows, t, w: _csr_dot(rows, t, w)
-    return None
+    return _by_store(rows, lambda rows, t, w: _reassociated_dot(rows.X[t], w),
+                     lambda rows, t, w: _csr_dot(rows, t, w))
 
 
 @overload(_dots, jit_options={"cache": True, "nogil": True})
 def _dots_impl(rows, t, W, out):
-    if _kind(rows) is DenseRows:
-        def dense(rows, t, W, out):
-            out[:] = 0.0
-            x = rows.X[t]
-            for i in range(x.size):
-                v = x[i]
-                for m in range(out.size):
-                    out[m] += v * W[i, m]
-        return dense
-    if _kind(rows) is CsrRows:
-        def csr(rows, t, W, out):
-            out[:] = 0.0
-            for k in range(rows.indptr[t], rows.indptr[t + 1]):
-                v, col = rows.data[k], rows.indices[k]
-                for m in range(out.size):
-                    out[m] += v * W[col, m]
-        return csr
-    return None
+    return _by_store(rows, _dense_dots, _csr_dots)
 
 
 @overload(_add, jit_options={"cache": True, "nogil": True})
 def _add_impl(rows, t, w, c):
-    if _kind(rows) is DenseRows:
-        def dense(rows, t, w, c):
-            x = rows.X[t]
-            for i in range(x.size):
-                w[i] += c * x[i]
-        return dense
-    if _kind(rows) is CsrRows:
-        def csr(rows, t, w, c):
-            for k in range(rows.indptr[t], rows.indptr[t + 1]):  # canonical CSR: unique columns
-                w[rows.indices[k]] += c * rows.data[k]
-        return csr
-    return None
+    return _by_store(rows, _dense_add, _csr_add)
 
 
 @njit(cache=True, nogil=True)

@@ -18,13 +18,12 @@ from numbers import Integral, Real
 import numpy as np
 from numba import njit
 
-from medmtl._validation import Checked, Interval, InvalidParameterError, Options
-from medmtl.online._checks import (INFINITY, LARGE, RANDOM_STATE, Capped, check_row_scale, label_array,
-                                   read_feature_names)
-from medmtl.online.base import MultiTaskLearner
-from medmtl.online.oracle import LabelOracle, as_oracle, oracle_query, raise_query_status
+from medmtl._validation import Checked, Interval, InvalidParameterError, Options, check_feature_names
+from medmtl.online._checks import INFINITY, LARGE, RANDOM_STATE, Capped, check_row_scale
+from medmtl.online.base import EveryTaskLearner
+from medmtl.online.oracle import as_oracle, oracle_query, raise_query_status
 from medmtl.online.rows import add_row, as_rows, row_dot
-from medmtl.online.shampo_rounds import ZERO_FEEDBACK, UpdateRule, draw_rule, play_rounds
+from medmtl.online.shampo_rounds import ZERO_FEEDBACK, UpdateRule, ask_rounds, draw_rule, play_rounds
 from medmtl.online.streams import MultiTaskStream, _check_task_list, scale_to_unit_ball
 
 __all__ = ["SHAMPO", "perceptron_mistake_prior", "STRATEGIES"]
@@ -118,12 +117,12 @@ def round_stream(rows, scale):
     return MultiTaskStream(rows, scale=scale)
 
 
-class SHAMPO(MultiTaskLearner):
+class SHAMPO(EveryTaskLearner):
     """SHAMPO (Fig. 2 of Cohen & Crammer 2014): K perceptrons, one shared annotator.
 
-    Each round shows every task an input (see :class:`~medmtl.online.base.OnlineLearner`
-    for the protocol: ``learn_one(xs, ys)`` or ``learn_one(xs, oracle=...)`` with the K
-    inputs ``xs``).
+    Each round shows every task an input (see :class:`~medmtl.online.base.EveryTaskLearner`
+    for the round: ``learn_one(xs, ys)``, ``learn_one(xs, oracle=...)``, or
+    ``query_one(xs)`` then ``learn_one(xs, answers=...)``, with the K inputs ``xs``).
 
     Parameters
     ----------
@@ -203,7 +202,6 @@ class SHAMPO(MultiTaskLearner):
     (['no', 'yes'], ['no', 'yes', 'yes'])
     """
 
-    _sees_every_task = True
     _parameter_constraints = {
         **RULE_PARAMETERS,
         "prior": [None, Checked(_prior_or_mistakes)],
@@ -227,7 +225,7 @@ class SHAMPO(MultiTaskLearner):
             self.__dict__.pop("feature_names_in_", None)
             return X
         _check_task_list(X)
-        read_feature_names(self, X, [f"Xs[{j}]" for j in range(len(X))])
+        check_feature_names(self, X, reset=True, labels=[f"Xs[{j}]" for j in range(len(X))], names_only=True)
         stream = self._stream_of(X, self._settings["scale"])
         if self._settings["scale"] is None:
             for j, Xj in enumerate(stream.Xs):
@@ -248,8 +246,10 @@ class SHAMPO(MultiTaskLearner):
             self.prior_ = perceptron_mistake_prior(stream, oracle, n_rounds=settings["prior_rounds"])
         else:
             self.prior_ = check_prior(settings["prior"], stream.n_tasks, settings["n_queries"])
-        self.classes_ = [c.copy() for c in oracle.classes]
+        self.classes_ = [c.copy() for c in oracle.classes] if oracle is not None else \
+            [np.array([-1, 1]) for _ in range(stream.n_tasks)]
         self._rng = np.random.default_rng(settings["random_state"])
+        self._draws = None
         self._start_weights(stream)
         self.n_tasks_ = stream.n_tasks
         self.n_features_ = list(stream.n_features)
@@ -269,23 +269,37 @@ class SHAMPO(MultiTaskLearner):
         return list(self._W)
 
     # --------------------------------------------------------------------------- training
-    def _pass(self, stream, oracle, index0, record):
+    def _compact(self, stream):
+        """The stream restricted to the columns its sparse tasks use, and the weights it reads.
+
+        Returns
+        -------
+        compact : MultiTaskStream
+        W : list of ndarray
+            The learner's own weights when nothing was left out, else their compacted copy.
+        columns : list of ndarray or None
+            As :meth:`MultiTaskStream.compacted` gives them.
+        """
+        compact, columns = stream.compacted()
+        if compact is stream:
+            return stream, self._W, columns
+        W = compact.new_weights()
+        for j, cols in enumerate(columns):
+            W[j][...] = self._W[j] if cols is None else self._W[j][cols]
+        return compact, W, columns
+
+    def _pass(self, stream, oracle, index0, record, drawn=None):
         margins = queried = None
         n_queries = self._settings["n_queries"]
         if record:
             margins = np.empty((stream.n_rounds, stream.n_tasks))
             queried = np.empty((stream.n_rounds, n_queries), dtype=np.int64)
         before = oracle.queries_per_task.copy()
-        compact, columns = stream.compacted()
-        if compact is stream:
-            W = self._W
-        else:
-            W = compact.new_weights()
-            for j, cols in enumerate(columns):
-                W[j][...] = self._W[j] if cols is None else self._W[j][cols]
+        compact, W, columns = self._compact(stream)
         upd = play_rounds(compact, W, oracle, self._rng, draw_rule(self.prior_, self.b_, n_queries),
                           UpdateRule(self.lam_, ZERO_FEEDBACK["error"], 0.0), index0=index0,
-                          block_size=self._settings["block_size"], margins_out=margins, queried_out=queried)
+                          block_size=self._settings["block_size"], margins_out=margins, queried_out=queried,
+                          drawn=drawn)
         if compact is not stream:
             for j, cols in enumerate(columns):
                 if cols is None:
@@ -297,6 +311,12 @@ class SHAMPO(MultiTaskLearner):
         self.n_rounds_ += stream.n_rounds
         if record:
             self.train_margins_, self.queried_tasks_ = margins, queried
+
+    def _ask(self, stream, exponentials):
+        """The tasks asked on the one round of ``stream`` (the first half of :meth:`_pass`)."""
+        compact, W, _ = self._compact(stream)
+        return ask_rounds(compact, W, draw_rule(self.prior_, self.b_, self._settings["n_queries"]),
+                          exponentials)[1][0]
 
     def fit(self, X, y):
         """Run one pass over a multi-task stream, from zero weights.
@@ -321,20 +341,32 @@ class SHAMPO(MultiTaskLearner):
         self._pass(stream, oracle, 0, record=True)
         return self
 
-    def _oracle_for(self, x, y, task):
-        labels = label_array(y, "y", n_samples=len(x))
-        classes = self.classes_ if self.__sklearn_is_fitted__() else None
-        return LabelOracle([[label] for label in labels.tolist()], classes=classes)
+    # ------------------------------------------------------------------------- the round
+    def _begin(self, rows, task, oracle):
+        if self._started():
+            if oracle is not None:
+                as_oracle(oracle, self.n_tasks_, classes=self.classes_)
+            return
+        self._check_hyper_parameters()
+        stream = self._round_stream(rows)
+        if (oracle is None or oracle._live) and isinstance(self._settings["prior"], str):
+            raise ValueError(f"{type(self).__name__}: prior='mistakes' counts a perceptron's mistakes on labels "
+                             "known in advance; give the first round's labels (fit, or learn_one with y or a "
+                             "LabelOracle), or the prior itself")
+        self._setup(stream, None if oracle is None else as_oracle(oracle, stream.n_tasks))
 
-    def _learn_round(self, x, task, oracle, index):
-        if not self.__sklearn_is_fitted__():
-            self._check_hyper_parameters()
-            stream = self._round_stream(x)
-            self._setup(stream, as_oracle(oracle, stream.n_tasks))
-        else:
-            stream = self._round_stream(x)
-            as_oracle(oracle, self.n_tasks_, classes=self.classes_)
-        self._pass(stream, oracle, self.n_rounds_ if index is None else int(index), record=False)
+    def _draw_round(self):
+        return self._rng.standard_exponential((1, self.n_tasks_)), np.zeros(1, dtype=np.int64)
+
+    def _asked(self, rows, task, index, oracle):
+        asked = self._ask(self._round_stream(rows), self._round_draws()[0])
+        return asked.tolist(), self.n_rounds_ if index is None else int(index)
+
+    def _play(self, rows, task, oracle, index):
+        stream = self._round_stream(rows)
+        self._pass(stream, oracle, self.n_rounds_ if index is None else int(index), record=False,
+                   drawn=self._round_draws())
+        self._spend_round_draws()
 
     def _round_stream(self, rows):
         scale = self._settings["scale"]
@@ -385,6 +417,7 @@ def perceptron_mistake_prior(X, oracle, n_rounds=1000, index0=0):
 
     Examples
     --------
+    >>> from medmtl.online import LabelOracle
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0]] * 5)
     >>> oracle = LabelOracle([[1, -1] * 5, [1, 1] * 5])
     >>> perceptron_mistake_prior([X, X], oracle, n_rounds=10)

@@ -31,7 +31,7 @@ from medmtl.online.oracle import oracle_query, raise_query_status
 from medmtl.online.rows import DenseRows, add_row, row_dot_fast
 
 __all__ = ["DrawRule", "UpdateRule", "RoundBlock", "RoundLog", "draw_rule", "draw_round", "draw_tasks",
-           "shampo_rounds", "play_rounds", "ZERO_FEEDBACK"]
+           "round_margins", "shampo_rounds", "play_rounds", "ask_rounds", "ZERO_FEEDBACK"]
 
 # What a zero answer (the one-vs-one "neither") does; see UpdateRule.
 ZERO_FEEDBACK = {"error": 0, "ignore": 1, "weak": 2, "random": 3}
@@ -256,6 +256,31 @@ def _task_row(layout, t, j):
 
 
 @njit(cache=True, nogil=True)
+def round_margins(layout, weights, t, p):
+    """Every task's margin ``p_j = w_j . x_{j,t}`` on round ``t``, written into ``p``.
+
+    Parameters
+    ----------
+    layout : TaskRows
+    weights : ndarray of shape (sum of n_features,)
+    t : int
+    p : ndarray of shape (n_tasks,)
+    """
+    off = layout.col_off
+    for j in range(p.size):
+        p[j] = row_dot_fast(layout.rows, _task_row(layout, t, j), weights[off[j]:off[j + 1]])
+
+
+@njit(cache=True, nogil=True)
+def _ask_block(layout, weights, draw, exponentials, log):
+    K = exponentials.shape[1]
+    keys, taken = np.empty(K), np.empty(K, dtype=np.bool_)
+    for t in range(exponentials.shape[0]):
+        round_margins(layout, weights, t, log.margins[t])
+        draw_round(log.margins[t], exponentials[t], draw, keys, taken, log.queried[t])
+
+
+@njit(cache=True, nogil=True)
 def shampo_rounds(layout, weights, draw, update, block, port, log):
     """Play a block of SHAMPO rounds; update ``weights`` in place.
 
@@ -284,8 +309,8 @@ def shampo_rounds(layout, weights, draw, update, block, port, log):
     off = layout.col_off
     for r in range(R):
         t = block.t0 + r
+        round_margins(layout, weights, t, p)
         for j in range(K):
-            p[j] = row_dot_fast(layout.rows, _task_row(layout, t, j), weights[off[j]:off[j + 1]])
             log.margins[r, j] = p[j]
         draw_round(p, block.exponentials[r], draw, keys, taken, log.queried[r])
         for q in range(draw.n_queries):
@@ -321,8 +346,49 @@ def _weight_buffer(stream, layout, W):
     return flat, write_back
 
 
+def _prepared(stream, W, draw):
+    """The layout and the flat weights a compiled loop reads, after checking ``W`` and ``draw``."""
+    K = stream.n_tasks
+    layout = stream.task_rows()
+    _check_rule_shape(draw, K)
+    if len(W) != K or any(np.shape(W[j]) != (stream.n_features[j],) for j in range(K)):
+        raise ValueError(f"W must hold one weight vector per task, of the task's width {stream.n_features}; got "
+                         f"{[np.shape(w) for w in W][:6]}")
+    weights, write_back = _weight_buffer(stream, layout, W)
+    return layout, weights, write_back
+
+
+def ask_rounds(stream, W, draw, exponentials):
+    """The margins and the asked tasks of every round of ``stream`` under the weights ``W``, learning nothing.
+
+    The first half of :func:`shampo_rounds`, the same computation: on a one-round stream it
+    gives the questions the round will ask.
+
+    Parameters
+    ----------
+    stream : MultiTaskStream
+    W : ndarray of shape (n_tasks, n_features) or list of ndarray
+    draw : DrawRule
+    exponentials : ndarray of shape (n_rounds, n_tasks)
+
+    Returns
+    -------
+    margins : ndarray of shape (n_rounds, n_tasks)
+    queried : ndarray of int of shape (n_rounds, n_queries)
+    """
+    layout, weights, _ = _prepared(stream, W, draw)
+    n = stream.n_rounds
+    E = np.ascontiguousarray(exponentials, dtype=np.float64)
+    if E.shape != (n, stream.n_tasks):
+        raise ValueError(f"exponentials has shape {E.shape}; need {(n, stream.n_tasks)}")
+    log = RoundLog(np.empty((n, stream.n_tasks)), np.empty((n, draw.n_queries), dtype=np.int64),
+                   np.zeros(stream.n_tasks, dtype=np.int64))
+    _ask_block(layout, weights, draw, E, log)
+    return log.margins, log.queried
+
+
 def play_rounds(stream, W, oracle, rng, draw, update, *, index0=0, block_size=4096, sign_rng=None,
-                margins_out=None, queried_out=None):
+                margins_out=None, queried_out=None, drawn=None):
     """One pass of SHAMPO's rounds over ``stream``; updates the weights ``W`` in place.
 
     Parameters
@@ -342,6 +408,9 @@ def play_rounds(stream, W, oracle, rng, draw, update, *, index0=0, block_size=40
         Rounds per call of the compiled loop (a memory knob; results do not depend on it).
     sign_rng : numpy.random.Generator, optional
         Draws one random label per round when zero answers are "random".
+    drawn : (ndarray of shape (n_rounds, n_tasks), ndarray of int of shape (n_rounds,)), optional
+        The rounds' exponentials and random labels, drawn already; ``rng`` and ``sign_rng``
+        are then not used.
     margins_out : ndarray of shape (n_rounds, n_tasks), optional
     queried_out : ndarray of int of shape (n_rounds, n_queries), optional
         Receive each round's margins and asked tasks.
@@ -351,15 +420,10 @@ def play_rounds(stream, W, oracle, rng, draw, update, *, index0=0, block_size=40
     n_updates : ndarray of shape (n_tasks,)
     """
     K, n = stream.n_tasks, stream.n_rounds
-    layout = stream.task_rows()
-    _check_rule_shape(draw, K)
-    if len(W) != K or any(np.shape(W[j]) != (stream.n_features[j],) for j in range(K)):
-        raise ValueError(f"W must hold one weight vector per task, of the task's width {stream.n_features}; got "
-                         f"{[np.shape(w) for w in W][:6]}")
     for out, shape in ((margins_out, (n, K)), (queried_out, (n, draw.n_queries))):
         if out is not None and np.shape(out) != shape:
             raise ValueError(f"an output array has shape {np.shape(out)}; need {shape}")
-    weights, write_back = _weight_buffer(stream, layout, W)
+    layout, weights, write_back = _prepared(stream, W, draw)
     port = oracle.port()
     n_updates = np.zeros(K, dtype=np.int64)
     B = max(1, int(block_size))
@@ -370,8 +434,11 @@ def play_rounds(stream, W, oracle, rng, draw, update, *, index0=0, block_size=40
         for start in range(0, n, B):
             stop = min(start + B, n)
             R = stop - start
-            E = rng.standard_exponential((R, K))
-            signs = sign_rng.integers(0, 2, R) * 2 - 1 if random_signs else np.zeros(R, dtype=np.int64)
+            if drawn is None:
+                E = rng.standard_exponential((R, K))
+                signs = sign_rng.integers(0, 2, R) * 2 - 1 if random_signs else np.zeros(R, dtype=np.int64)
+            else:
+                E, signs = drawn[0][start:stop], drawn[1][start:stop]
             log = RoundLog(margins[:R] if margins_out is None else margins_out[start:stop],
                            queried[:R] if queried_out is None else queried_out[start:stop], n_updates)
             status, r, j = shampo_rounds(layout, weights, draw, update, RoundBlock(start, int(index0), E, signs),

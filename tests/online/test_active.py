@@ -269,7 +269,9 @@ def test_bad_prediction_calls():
         model.predict_one(Xs[0][:2], task=0)
     with pytest.raises(ValueError, match="oracle holds"):
         model.learn_one(Xs[0][0], task=0, oracle=LabelOracle(ys[:2]), index=0)
-    with pytest.raises(TypeError, match="task must be an integer"):
+    with pytest.raises(TypeError, match="required keyword-only argument: 'task'"):
         model.learn_one(Xs[0][0], oracle=LabelOracle(ys), index=0)
-    with pytest.raises(TypeError, match="one of the two"):
+    with pytest.raises(TypeError, match="task must be an integer"):
+        model.learn_one(Xs[0][0], oracle=LabelOracle(ys), index=0, task=None)
+    with pytest.raises(TypeError, match="one of the three"):
         model.learn_one(Xs[0][0], 1, task=0, oracle=LabelOracle(ys))

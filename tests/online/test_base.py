@@ -1,8 +1,9 @@
 """One protocol for every online learner: the same generic checks run over each of them.
 
-Signatures, the not-fitted error, seeding, unmodified inputs, pickling (fitted and
-mid-stream), ``learn_one(x, y)`` against ``learn_one(x, oracle=...)``, and ``score`` as the
-pooled accuracy of ``predict``.
+Signatures (one round shape per base class), the not-fitted error, seeding, unmodified
+inputs, pickling (fitted and mid-stream), ``learn_one(x, y)`` against ``learn_one(x,
+oracle=...)`` and against ``query_one`` then ``learn_one(x, answers=...)``, and ``score`` as
+the pooled accuracy of ``predict``.
 """
 
 import inspect
@@ -14,9 +15,10 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from medmtl.online import (AMLC, PEER, SHAMPO, Banditron, IndependentQuery, KernelSHAMPO, LabelOracle,
-                           MulticlassLearner, MultiTaskLearner, OneVsOneBandit, OneVsRestBandit, OnlineLearner,
-                           PairFeedbackOracle, PEERShare, RandomQuery, one_vs_rest_oracle)
+from medmtl.online import (AMLC, PEER, SHAMPO, Banditron, EveryTaskLearner, IndependentQuery, KernelSHAMPO,
+                           LabelOracle, MulticlassLearner, MultiTaskLearner, OneTaskLearner, OneVsOneBandit,
+                           OneVsRestBandit, OnlineLearner, PairFeedbackOracle, PEERShare, RandomQuery,
+                           one_vs_rest_oracle)
 
 from online_testdata import multiclass_problem, multitask_problem, related_tasks
 
@@ -95,6 +97,11 @@ def setup(name, sparse=False):
     return make, problem(sparse)
 
 
+def of_task(task):
+    """The round's task as ``learn_one`` and ``query_one`` take it: only the one-task shape has one."""
+    return {} if task is None else {"task": task}
+
+
 def same_predictions(a, b):
     if isinstance(a, list):
         return len(a) == len(b) and all(np.array_equal(u, v) for u, v in zip(a, b))
@@ -119,21 +126,21 @@ def unchanged(before, after):
 def test_signatures_are_the_protocol(name):
     cls = type(LEARNERS[name][0]())
     assert issubclass(cls, OnlineLearner)
-    assert issubclass(cls, (MultiTaskLearner, MulticlassLearner))
-    kw, pos = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD
+    shapes = [base for base in (EveryTaskLearner, OneTaskLearner, MulticlassLearner) if issubclass(cls, base)]
+    assert len(shapes) == 1
+    kw, pos, empty = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty
 
     def shape(method):
         return [(p.name, p.kind, p.default) for p in inspect.signature(getattr(cls, method)).parameters.values()]
 
     none = None
-    assert shape("learn_one") == [("self", pos, inspect.Parameter.empty), ("x", pos, inspect.Parameter.empty),
-                                  ("y", pos, none), ("task", kw, none), ("oracle", kw, none), ("index", kw, none)]
-    assert shape("predict_one") == [("self", pos, inspect.Parameter.empty), ("x", pos, inspect.Parameter.empty),
-                                    ("task", kw, none)]
-    assert shape("predict") == [("self", pos, inspect.Parameter.empty), ("X", pos, inspect.Parameter.empty),
-                                ("task", kw, none)]
-    assert shape("score") == [("self", pos, inspect.Parameter.empty), ("X", pos, inspect.Parameter.empty),
-                              ("y", pos, inspect.Parameter.empty), ("task", kw, none)]
+    task = [("task", kw, empty)] if shapes[0] is OneTaskLearner else []
+    assert shape("learn_one") == [("self", pos, empty), ("x", pos, empty), ("y", pos, none), *task,
+                                  ("oracle", kw, none), ("index", kw, none), ("answers", kw, none)]
+    assert shape("query_one") == [("self", pos, empty), ("x", pos, empty), *task, ("index", kw, none)]
+    assert shape("predict_one") == [("self", pos, empty), ("x", pos, empty), ("task", kw, none)]
+    assert shape("predict") == [("self", pos, empty), ("X", pos, empty), ("task", kw, none)]
+    assert shape("score") == [("self", pos, empty), ("X", pos, empty), ("y", pos, empty), ("task", kw, none)]
     fit = shape("fit")
     assert [p[0] for p in fit[:3]] == ["self", "X", "y"] and all(p[1] == kw for p in fit[3:])
 
@@ -162,8 +169,8 @@ def test_same_seed_same_result_and_fit_returns_self(name, sparse):
     assert same_predictions(a.predict(problem.X_test), b.predict(problem.X_test))
     assert same_predictions(a.decision_function(problem.X_test), b.decision_function(problem.X_test))
     for x, y, task, _, _ in problem.rounds():
-        assert a.learn_one(x, y, task=task) is None
-        b.learn_one(x, y, task=task)
+        assert a.learn_one(x, y, **of_task(task)) is None
+        b.learn_one(x, y, **of_task(task))
     assert same_predictions(a.decision_function(problem.X_test), b.decision_function(problem.X_test))
 
 
@@ -178,7 +185,8 @@ def test_inputs_are_not_modified(name, sparse):
     rounds = problem.rounds()
     kept_rounds = [snapshot(r[0]) for r in rounds]
     for x, yt, task, _, _ in rounds:
-        model.learn_one(x, yt, task=task)
+        model.query_one(x, **of_task(task))
+        model.learn_one(x, yt, **of_task(task))
         model.predict_one(x, task=task)
     assert unchanged(kept, [X, y, problem.X_test, problem.y_test])
     assert all(unchanged(k, r[0]) for k, r in zip(kept_rounds, rounds))
@@ -193,23 +201,29 @@ def test_pickle_round_trip_predicts_and_learns_identically(name, sparse):
     x, task = problem.one_input()
     assert np.array_equal(model.predict_one(x, task=task), clone_.predict_one(x, task=task))
     for x, y, task, _, _ in problem.rounds():
-        model.learn_one(x, y, task=task)
-        clone_.learn_one(x, y, task=task)
+        model.learn_one(x, y, **of_task(task))
+        clone_.learn_one(x, y, **of_task(task))
     assert same_predictions(model.decision_function(problem.X_test), clone_.decision_function(problem.X_test))
 
 
 @pytest.mark.parametrize("name", LEARNERS)
 def test_labels_given_to_learn_one_are_read_through_an_oracle(name):
     make, problem = setup(name)
-    by_label, by_oracle = make().fit(*problem.fit_data()), make().fit(*problem.fit_data())
+    by_label, by_oracle, by_answers = (make().fit(*problem.fit_data()) for _ in range(3))
     rounds = problem.rounds()
     for x, y, task, oracle, index in rounds:
-        by_label.learn_one(x, y, task=task)
-        by_oracle.learn_one(x, task=task, oracle=oracle, index=index)
+        by_label.learn_one(x, y, **of_task(task))
+        questions = by_answers.query_one(x, **of_task(task))
+        by_answers.learn_one(x, answers=[oracle.query(q.task, index) if isinstance(by_answers, MulticlassLearner)
+                                         else (y if task is not None else y[q.task]) for q in questions],
+                             **of_task(task))
+        by_oracle.learn_one(x, oracle=oracle, index=index, **of_task(task))
     assert same_predictions(by_label.decision_function(problem.X_test),
                             by_oracle.decision_function(problem.X_test))
-    with pytest.raises(TypeError, match="one of the two"):
-        by_label.learn_one(rounds[0][0], task=rounds[0][2])
+    assert same_predictions(by_answers.decision_function(problem.X_test),
+                            by_oracle.decision_function(problem.X_test))
+    with pytest.raises(TypeError, match="one of the three"):
+        by_label.learn_one(rounds[0][0], **of_task(rounds[0][2]))
 
 
 @pytest.mark.parametrize("name", LEARNERS)

@@ -1,11 +1,13 @@
-"""CallableOracle: a live annotator answering one question at a time through learn_one."""
+"""Rounds a person labels: query_one then learn_one(answers=...), and a CallableOracle through learn_one."""
 
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
 from medmtl.datasets import load_landmine, load_statlog_dna, load_usps
 from medmtl.online import (AMLC, PEER, SHAMPO, Banditron, BudgetExhausted, CallableOracle, KernelSHAMPO,
-                           LabelOracle, OneVsRestBandit, Query, QueryPending, one_vs_rest_oracle)
+                           LabelOracle, OneVsOneBandit, OneVsRestBandit, PairFeedbackOracle, PEERShare, Query,
+                           RandomQuery, one_vs_rest_oracle)
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +203,7 @@ def test_fit_needs_labels_in_advance(usps_tasks):
     oracle = CallableOracle(lambda q: 1, n_tasks=len(Xs))
     with pytest.raises(TypeError, match="one question at a time.*learn_one"):
         SHAMPO().fit(Xs, oracle)
-    with pytest.raises(QueryPending, match="feed the stream with learn_one, not fit"):
+    with pytest.raises(TypeError, match="one question at a time.*learn_one"):
         Banditron().fit(Xs[0], CallableOracle(lambda q: 1, n_tasks=10))
 
 
@@ -214,5 +216,83 @@ def test_bad_parameters():
         CallableOracle(lambda q: 1, budget=-1)
     with pytest.raises(IndexError, match="task 3 out of range"):
         CallableOracle(lambda q: 1, n_tasks=2).query(3, 0)
-    with pytest.raises(QueryPending):
+    with pytest.raises(LookupError, match="no answer is held"):
         CallableOracle(lambda q: 1).query(0, 4)
+
+
+# ------------------------------------------------------------------ the two-step round by hand
+def test_every_task_rounds_in_two_steps_equal_fit(usps_tasks):
+    Xs, ys = usps_tasks
+    reference = SHAMPO(b=0.5, n_queries=2, random_state=0).fit(Xs, ys)
+    model = SHAMPO(b=0.5, n_queries=2, random_state=0)
+    for t, xs in enumerate(rounds(Xs)):
+        questions = model.query_one(xs)
+        assert [q.task for q in model.query_one(xs)] == [q.task for q in questions]   # asking twice changes nothing
+        assert sorted(q.task for q in questions) == sorted(reference.queried_tasks_[t].tolist())
+        assert all(q.index == t for q in questions)
+        model.learn_one(xs, answers=[ys[q.task][t] for q in questions])
+    assert same_shampo(model, reference)
+
+
+def test_one_task_rounds_in_two_steps_equal_fit():
+    ds = load_landmine(tasks=range(3))
+    Xs, ys = [t.X[:60] for t in ds], [t.y[:60] for t in ds]
+    order = np.array([(k, i) for i in range(60) for k in range(3)])
+    for make in (lambda: AMLC(b=2.0, random_state=0), lambda: PEERShare(b=2.0, random_state=0),
+                 lambda: RandomQuery(budget=40, random_state=0)):
+        reference, model = make().fit(Xs, ys, order=order), make()
+        model.learn_one(Xs[0][0], task=0, oracle=LabelOracle(ys), index=0)      # the first round tells K
+        for k, i in order[1:]:
+            questions = model.query_one(Xs[k][i], task=k)
+            assert len(questions) == int(reference.stream_queried_[i * 3 + k])
+            assert all(q.task == k and q.index == i for q in questions)
+            model.learn_one(Xs[k][i], task=k, answers=[ys[k][i] for _ in questions])
+        assert np.array_equal(model.weights_, reference.weights_) and model.n_queries_ == reference.n_queries_
+
+
+def test_multiclass_rounds_in_two_steps():
+    X, labels = load_usps("test")
+    X, labels = X[:150], labels[:150]
+    for make, annotator in ((lambda: Banditron(gamma=0.1, random_state=0), one_vs_rest_oracle),
+                            (lambda: OneVsRestBandit(b=0.1, random_state=0), one_vs_rest_oracle),
+                            (lambda: OneVsOneBandit(zero_feedback="random", random_state=0), PairFeedbackOracle)):
+        reference, model, oracle = make(), make(), annotator(labels, 10)
+        for t, row in enumerate(X):
+            reference.learn_one(row, oracle=oracle, index=t)
+        answers = annotator(labels, 10)
+        model.learn_one(X[0], oracle=answers, index=0)
+        for t in range(1, 150):
+            questions = model.query_one(X[t])
+            assert len(questions) == 1 and questions[0].index == t
+            model.learn_one(X[t], answers=[answers.query(q.task, t) for q in questions])
+        assert np.array_equal(model.coef_, reference.coef_)
+
+
+def test_asking_is_not_learning(usps_tasks):
+    Xs, ys = usps_tasks
+    model = SHAMPO(random_state=0).fit([X[:20] for X in Xs], [y[:20] for y in ys])
+    coef, queries = [c.copy() for c in model.coef_], model.queries_per_task_.copy()
+    first = model.query_one(rounds(Xs)[20])
+    assert model.n_rounds_ == 20 and np.array_equal(model.queries_per_task_, queries)
+    assert all(np.array_equal(a, b) for a, b in zip(coef, model.coef_))
+    assert first[0].prediction in (-1, 1) and isinstance(first[0].margin, float)
+    # the round's random numbers are drawn once: the next round asked about gets them whatever its input
+    again = model.query_one(rounds(Xs)[20])
+    assert [(q.task, q.index, q.prediction, q.margin) for q in again] == \
+        [(q.task, q.index, q.prediction, q.margin) for q in first]
+
+
+def test_wrong_answers_are_refused(usps_tasks):
+    Xs, ys = usps_tasks
+    model = SHAMPO(random_state=0)
+    xs = rounds(Xs)[0]
+    with pytest.raises(ValueError, match="asks 1 question .* got 2 answers"):
+        model.learn_one(xs, answers=[1, 1])
+    with pytest.raises(ValueError, match="not one of the classes"):
+        model.learn_one(xs, answers=[5])
+    with pytest.raises(TypeError, match="one of the three"):
+        model.learn_one(xs, [1] * len(Xs), answers=[1])
+    with pytest.raises(ValueError, match="prior='mistakes'"):
+        SHAMPO(prior="mistakes").query_one(xs)
+    with pytest.raises(NotFittedError, match="first round needs an oracle"):
+        AMLC().query_one(Xs[0][0], task=0)

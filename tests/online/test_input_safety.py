@@ -274,10 +274,11 @@ def test_per_task_frames_follow_the_feature_name_contract(name):
     round_input = [f.iloc[0] for f in frames] if name in EVERY_TASK else row
     task = None if name in EVERY_TASK else 1
     label = [y[0] for y in ys] if name in EVERY_TASK else ys[1][0]
-    model.learn_one(round_input, label, task=task)
+    of_task = {} if task is None else {"task": task}
+    model.learn_one(round_input, label, **of_task)
     swapped = row[["d", "c", "b", "a"]]
     with pytest.raises(ValueError, match="feature names should match"):
-        model.learn_one([swapped] * 3 if name in EVERY_TASK else swapped, label, task=task)
+        model.learn_one([swapped] * 3 if name in EVERY_TASK else swapped, label, **of_task)
     with pytest.raises(ValueError, match="feature names should match"):
         model.predict_one(swapped, task=1)
     with pytest.raises(ValueError, match="every task must have the same columns"):
@@ -461,13 +462,14 @@ def test_binary_learners_take_any_two_labels(name, relabel):
     # later rounds take the same labels, and only them
     x, task, label = ([X[0] for X in Xs], None, [w[0] for w in words]) if name in EVERY_TASK else \
         (Xs[1][0], 1, words[1][0])
-    model.learn_one(x, label, task=task)
+    of_task = {} if task is None else {"task": task}
+    model.learn_one(x, label, **of_task)
     with pytest.raises(ValueError, match="not one of the classes"):
-        model.learn_one(x, [-5] * 3 if task is None else -5, task=task)
+        model.learn_one(x, [-5] * 3 if task is None else -5, **of_task)
     with pytest.raises(ValueError, match="not one of the classes"):
         model.score(Xs[0], np.full(len(Xs[0]), -5), task=0)
     with pytest.raises(ValueError, match="are not the learner's"):
-        model.learn_one(x, task=task, oracle=LabelOracle([np.where(y > 0, 11, 10) for y in ys]), index=0)
+        model.learn_one(x, oracle=LabelOracle([np.where(y > 0, 11, 10) for y in ys]), index=0, **of_task)
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))

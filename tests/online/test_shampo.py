@@ -281,7 +281,7 @@ def test_bad_inputs():
         model.predict([Xs[0]])
     with pytest.raises(ValueError, match="one input per task"):
         model.learn_one([Xs[0][0]], oracle=LabelOracle(ys))
-    with pytest.raises(ValueError, match="task must be None"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'task'"):   # x holds every task's input
         model.learn_one([X[0] for X in Xs], oracle=LabelOracle(ys), task=0)
     with pytest.raises(ValueError, match="every task on every round"):
         SHAMPO().fit(MultiTaskStream.interleave(Xs, random_state=0), ys)
