@@ -66,18 +66,23 @@ class FactorRows:
         if dual.Phi is not None and dual.Phi.shape[1]:
             parts.append(dual.Phi)
             terms.append(dual.col_term)
-        if parts:
+        self._dense = None
+        if len(parts) == 1 and _full_dense(parts[0]):
+            # a dense factor without zeros is its own CSR data: no copy of X
+            F = _csr_view(parts[0])
+            self._dense = parts[0]
+        elif parts:
             if any(sp.issparse(p) for p in parts) or len(parts) > 1:
                 F = sp.hstack([sp.csr_matrix(p) for p in parts], format="csr")
             else:
                 F = sp.csr_matrix(parts[0])
         else:
             F = sp.csr_matrix((dual.n, 0))
-        F.sum_duplicates()
-        F.sort_indices()
-        F.eliminate_zeros()
+        if self._dense is None:
+            F.sum_duplicates()
+            F.sort_indices()
+            F.eliminate_zeros()
         self.F = F
-        self.FT = F.T.tocsr()
         self.indptr = F.indptr.astype(np.int64, copy=False)
         self.indices = F.indices.astype(np.int32, copy=False)
         self.data = F.data.astype(np.float64, copy=False)
@@ -85,8 +90,13 @@ class FactorRows:
         self.r0 = 0 if dual.Phi0 is None else dual.Phi0.shape[1]
 
     @cached_property
+    def FT(self):
+        """``F^T`` in CSR (built on first use)."""
+        return self.F.T.tocsr()
+
+    @cached_property
     def dense(self):
-        return _dense_copy(self.F)
+        return self._dense if self._dense is not None else _dense_copy(self.F)
 
     @cached_property
     def dense32(self):
@@ -99,7 +109,26 @@ class FactorRows:
 
     def u(self, lam):
         """``F^T lam`` of shape (r0 + R,)."""
+        if self._dense is not None:
+            return self.F.T @ lam
         return self.FT @ lam
+
+
+def _full_dense(P):
+    """Whether ``P`` is a C-ordered float64 array without zeros (its CSR is a view of it)."""
+    return (isinstance(P, np.ndarray) and P.dtype == np.float64 and P.ndim == 2
+            and P.flags.c_contiguous and P.size > 0 and bool(np.all(P != 0.0)))
+
+
+def _csr_view(P):
+    """The CSR matrix of a dense ``P`` without zeros, sharing ``P``'s memory as its data."""
+    n, K = P.shape
+    indptr = np.arange(0, (n + 1) * K, K, dtype=np.int64 if n * K > np.iinfo(np.int32).max else np.int32)
+    indices = np.tile(np.arange(K, dtype=np.int32), n)
+    F = sp.csr_matrix((P.reshape(-1), indices, indptr), shape=(n, K), copy=False)
+    F.has_sorted_indices = True
+    F.has_canonical_format = True
+    return F
 
 
 def _dense_copy(F, limit_bytes=_MAX_BYTES):

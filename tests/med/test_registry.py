@@ -239,6 +239,20 @@ def test_auto_picks_a_correct_solver():
         solve(dual, "auto", solver="NO_SUCH_SOLVER")
 
 
+def test_auto_checks_the_options_once(monkeypatch):
+    """plan() checks auto's options; the method it chooses gets them without a second check,
+    max_iter None standing for the chosen method's own limit."""
+    dual = model_dual("fs_multi")
+    seen = []
+    newton = get_method("newton")
+    monkeypatch.setattr(newton, "check_options", lambda options: pytest.fail("checked twice"))
+    monkeypatch.setattr(newton, "solve", lambda d, s, options, i: seen.append(options))
+    with pytest.raises(Exception):  # the stub returns no solution
+        solve(dual, "auto", options={"kkt_tol": 1e-8})
+    defaults = {opt.name: opt.default for opt in newton.options}
+    assert seen[0] == {**defaults, "kkt_tol": 1e-8}
+
+
 def test_auto_and_the_factor_methods_on_a_kernel_dual():
     Xs, ys = make_tasks(M=1, T=30, D=3, seed=7)
     dual = svm_dual(Xs, ys, RBFKernel(0.5), C=1.0)

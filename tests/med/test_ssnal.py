@@ -76,6 +76,42 @@ def test_a_column_shared_by_two_tasks_takes_the_flat_layout():
     assert dual.objective(dual.project(lam)) == pytest.approx(solve(dual, "direct").objective, rel=1e-6)
 
 
+def _stiff_dense_dual(n=300, D=120, alpha=1.0, seed=0):
+    """Feature selection on raw standard normal features: ``C s ||x||^2`` about 60."""
+    from medmtl.med.builders import feature_selection_dual
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, D))
+    w = np.zeros(D)
+    w[:5] = rng.standard_normal(5)
+    y = np.where(X @ w + 0.5 * rng.standard_normal(n) > 0, 1, -1)
+    return feature_selection_dual([X], [y], C=1.0, alpha=alpha)
+
+
+def test_dense_factors_too_long_for_sparse_products_take_the_dense_flat_layout(monkeypatch):
+    from medmtl.med.solvers import ssnal_layouts
+
+    dual = _stiff_dense_dual()
+    rows = dual.factor_rows()
+    start = dual.project(np.full(dual.n, 0.5))
+    blocks = prox_newton(dual, rows, start, 1.0, 1e-7)
+    monkeypatch.setattr(ssnal_layouts, "MAX_BLOCK", 0)
+    monkeypatch.setattr(ssnal_layouts, "MAX_FLAT_WORK", 0.0)
+    assert type(layout_of(dual, rows)).__name__ == "DenseFlat"
+    dense = prox_newton(dual, rows, start, 1.0, 1e-7)
+    assert dense[1] <= 1e-7 and blocks[1] <= 1e-7
+    assert dual.objective(dual.project(dense[0])) == pytest.approx(
+        dual.objective(dual.project(blocks[0])), rel=1e-9)
+
+
+def test_a_stiff_dual_whose_passes_crawl_takes_the_finish_early():
+    dual = _stiff_dense_dual()
+    sol = solve(dual, "cd")
+    assert sol.status == "converged" and sol.info["prox_steps"] > 0
+    assert sol.n_iter == coordinate.POLICY.crawl_passes
+    assert sol.objective == pytest.approx(solve(dual, "newton").objective, rel=1e-6)
+
+
 def test_a_dual_too_wide_for_both_layouts_is_declined(monkeypatch):
     from medmtl.med.solvers import ssnal_layouts
 

@@ -61,6 +61,8 @@ class MEDSolution:
     >>> sol = solve(feature_selection_dual([X], [y], C=1.0, alpha=1.0))
     >>> sol.status, float(sol.objective_path[0]), sol.lam.shape
     ('converged', 0.0, (2,))
+    >>> sol  # doctest: +ELLIPSIS
+    MEDSolution(method='newton', status='converged', objective=..., n=2, n_switches=2, ...)
     """
 
     lam: np.ndarray
@@ -73,6 +75,14 @@ class MEDSolution:
     method: str = ""
     solver: str = ""
     info: dict = field(default_factory=dict)
+
+    def __repr__(self):
+        # the multipliers can number millions: show what a solve is judged by
+        gap = self.info.get("duality_gap")
+        return (f"MEDSolution(method={self.method!r}, status={self.status!r}, "
+                f"objective={self.objective:.10g}, n_iter={self.n_iter}, n={np.size(self.lam)}, "
+                f"n_switches={np.size(self.switch_posterior)}"
+                + ("" if gap is None else f", duality_gap={gap:.3g}") + ")")
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,10 @@ multipliers of a task, so a single coordinate cannot move on its own. Two parts 
   few;
 * a proximal Newton finish (:mod:`~.ssnal`, the method ``"ssnal"`` from the passes' point),
   tried once the passes have gone on for ``Policy.finish_after`` passes without converging,
-  and again whenever they have doubled: proximal point steps on the dual, each solved by a
+  and again whenever they have doubled, or already after ``Policy.crawl_passes`` passes on
+  a stiff dual whose passes crawl (dense raw features, ``C s ||x||^2`` in the hundreds:
+  each pass gains about the same ``J`` and the spread of the projected gradient does not
+  fall, so more passes would not help): proximal point steps on the dual, each solved by a
   semismooth Newton method in the space of the weights and biases, where the answer is
   unique even when the optimal multipliers are not (degenerate duals, where the passes
   crawl along a face of optimal multipliers: the Ising structure duals) and where the scale

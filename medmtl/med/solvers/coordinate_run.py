@@ -9,7 +9,8 @@ in place. After each pass :meth:`Policy.next_step` reads what the pass measured 
 next step:
 
 * ``"finish"``: the proximal Newton finish (:func:`medmtl.med.solvers.ssnal.finish`), at pass
-  ``finish_after`` and every doubling after it;
+  ``finish_after`` and every doubling after it, or at pass ``crawl_passes`` when the passes
+  crawl (a stiff dual whose spread has not halved);
 * ``"pass"``: more passes, with a face step (:func:`~.coordinate_face.face_step`) once the
   free set has settled, and every multiplier visited again every ``unshrink_every`` passes;
 * ``"reactivate"``: the active multipliers meet the tolerance but some are shrunk: visit all;
@@ -73,6 +74,14 @@ class Policy:
         the passes have doubled.
     finish_steps : int
         Proximal steps of one finish at most.
+    crawl_passes, crawl_spread, crawl_stiffness : int, float, float
+        The passes crawl when the dual is stiff (the mean over the multipliers of
+        ``H_ii (hi_i - lo_i)``, how much a multiplier crossing its box changes its own
+        gradient, is above ``crawl_stiffness`` times ``max|c|``: dense raw features with
+        ``C s ||x||^2`` in the hundreds) and after ``crawl_passes`` passes the spread of
+        the projected gradient is still above ``crawl_spread`` times the largest spread of
+        those passes. Coordinate steps then gain about the same ``J`` pass after pass, so
+        the finish is tried at once instead of at ``finish_after``.
     """
 
     equality_rtol: float = 1e-10
@@ -83,6 +92,9 @@ class Policy:
     face_change: float = 0.01
     finish_after: int = 50
     finish_steps: int = 40
+    crawl_passes: int = 10
+    crawl_spread: float = 0.5
+    crawl_stiffness: float = 30.0
 
     def next_step(self, run, spread, feasible, checkable):
         """The step after a pass: ``"finish"``, ``"pass"``, ``"reactivate"`` or ``"check"``.
@@ -97,13 +109,18 @@ class Policy:
         checkable : bool
             Every task's residual below ``run.check_rtol`` of its mass.
         """
-        if run.passes >= run.finish_at:
+        if run.passes >= run.finish_at or self.crawling(run, spread):
             return "finish"
         if spread > run.eps or not (feasible or checkable and self.check_due(run)):
             return "pass"
         if run.n_active < run.dual.n:
             return "reactivate"
         return "check"
+
+    def crawling(self, run, spread):
+        """Whether the passes crawl (see ``crawl_passes``): checked once, at that pass."""
+        return (run.passes == self.crawl_passes and run.stiffness > self.crawl_stiffness
+                and spread > self.crawl_spread * run.spread_max)
 
     def check_due(self, run):
         """Whether a check may run now: at most one every ``check_spacing`` passes after a
@@ -141,8 +158,8 @@ class Run:
         self.it = Iterate(lam, np.zeros(rows.F.shape[1]), np.zeros(D), np.ones(D), np.zeros(G),
                           np.zeros(G), np.bincount(dual.group_of, dual.a * lam, minlength=G))
         self._exact_state()
-        self.it.rho[:] = self._penalties()
         self.scale = max(float(np.max(np.abs(dual.c), initial=0.0)), 1e-12)
+        self.it.rho[:], self.stiffness = self._penalties()
         self.kkt_eps = self.eps = options["kkt_tol"] * self.scale
         self.check_rtol = max(policy.check_rtol, 1e-2 * options["kkt_tol"])
         self.best = (-np.inf, None, None, None, np.inf)
@@ -156,6 +173,7 @@ class Run:
         self.last_check = -policy.check_spacing
         self.faces = self.cg = 0
         self.finish_at, self.prox_steps, self.newton_steps = policy.finish_after, 0, 0
+        self.spread_max = 0.0
         self.status, self.gap = "max_iter", np.inf
 
     # -- the state ---------------------------------------------------------------------------
@@ -192,14 +210,17 @@ class Run:
         return np.bincount(dual.group_of, dual.a * self.it.lam, minlength=len(dual.groups))
 
     def _penalties(self):
-        """``rho_g``: the mean diagonal curvature ``H_ii / a_i^2`` of each task at the start."""
+        """``rho_g``, the mean diagonal curvature ``H_ii / a_i^2`` of each task at the start,
+        and the dual's stiffness, the mean of ``H_ii (hi_i - lo_i)`` over ``max|c|``."""
         dual = self.dual
         diag = np.empty(dual.n)
         diag_hessian(self.rows.record, self.it.s, np.zeros(dual.n_terms), self.it.u, diag)
         per = diag / dual.a**2
         counts = np.bincount(dual.group_of, minlength=len(dual.groups))
         rho = np.bincount(dual.group_of, per, minlength=len(dual.groups)) / np.maximum(counts, 1)
-        return np.maximum(rho, 1e-12 * max(float(rho.max(initial=0.0)), 1e-300))
+        width = np.where(np.isfinite(dual.hi - dual.lo), dual.hi - dual.lo, 0.0)
+        stiffness = float(np.mean(diag * width)) / self.scale if dual.n else 0.0
+        return np.maximum(rho, 1e-12 * max(float(rho.max(initial=0.0)), 1e-300)), stiffness
 
     def _gradient(self):
         """The full gradient, and the rounding floor of the KKT gap it allows."""
@@ -235,7 +256,9 @@ class Run:
         feasible = np.all(np.abs(it.resid) <= policy.equality_rtol * mass)
         # residuals this small are taken out exactly by the check's projection
         checkable = np.all(np.abs(it.resid) <= self.check_rtol * mass)
-        return self.stats[0] - self.stats[1], feasible, checkable
+        spread = self.stats[0] - self.stats[1]
+        self.spread_max = max(self.spread_max, spread)
+        return spread, feasible, checkable
 
     def reactivate(self):
         """Every multiplier active again, and no shrinking bounds."""
@@ -312,7 +335,7 @@ class Run:
         if found is None:
             self.finish_at = np.inf
             return False
-        self.finish_at = 2 * self.passes
+        self.finish_at = max(2 * self.passes, self.policy.finish_after)
         lam, _, _, _, stats = found
         self._set_lam(lam)
         self.prox_steps += stats["prox_steps"]

@@ -234,9 +234,13 @@ class AutoMethod(Method):
 
     def solve(self, dual, solver, options, init):
         chosen = _REGISTRY[choose_method(dual, options)]
-        own = {opt.name for opt in chosen.options}
-        given = {k: v for k, v in options.items() if k in own and not (k == "max_iter" and v is None)}
-        return chosen.solve(dual, chosen.check_solver(None), chosen.check_options(given), init)
+        # ``options`` were checked against the merged declarations (plan() did it), which
+        # hold every option of both methods with the same constraints: pass them on as they
+        # are, each method taking the ones it declares
+        values = {opt.name: options.get(opt.name, opt.default) for opt in chosen.options}
+        if values.get("max_iter", 0) is None:
+            values["max_iter"] = next(opt.default for opt in chosen.options if opt.name == "max_iter")
+        return chosen.solve(dual, chosen.check_solver(None), values, init)
 
 
 # ---------------------------------------------------------------------------------------
@@ -408,7 +412,13 @@ def _check_solution(dual, sol, name):
         raise RuntimeError(f"method {name!r} returned multipliers of shape {lam.shape} with "
                            f"{np.size(lam) - np.count_nonzero(np.isfinite(lam))} NaN or infinite "
                            f"values; expected ({dual.n},) finite values")
-    if not np.isfinite(sol.objective):
+    if not np.isfinite(sol.objective) or not np.all(np.isfinite(sol.objective_path)):
+        scale = float(np.max(np.abs(dual.hi))) if dual.n else 0.0
+        if scale > 1e100:
+            # squares of such bounds leave double precision: the problem, not the method
+            raise ValueError(f"method {name!r}: J overflowed in double precision (objective "
+                             f"{sol.objective!r}); the problem's scale is beyond it (largest "
+                             f"bound C = {scale:.3g}): use a smaller C or rescale the inputs")
         raise RuntimeError(f"method {name!r} returned the objective {sol.objective!r}")
     if np.any(lam < dual.lo) or np.any(lam > dual.hi):
         raise RuntimeError(f"method {name!r} returned multipliers outside the box [lo, hi]; "

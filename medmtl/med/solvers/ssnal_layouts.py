@@ -5,7 +5,9 @@ examples its Newton systems are solved in.
 * per task (:class:`_Blocks`), when every column of the factors belongs to one task:
   conjugate gradients preconditioned by each task's exact block;
 * flat (:class:`_Flat`), for any other dual of moderate width: the whole generalised Hessian
-  formed densely and factorised.
+  formed densely and factorised; on dense factors too long for sparse products
+  (:class:`DenseFlat`) it is formed by BLAS from the dense rows and updated between Newton
+  steps by the rows that entered or left the inside of the box.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import scipy.sparse as sp
 from ..bound import switch_posterior
 from .coordinate_steps import switched_sum
 
-__all__ = ["layout_of", "Conjugate", "Blocks", "Flat", "MAX_BLOCK", "MAX_FLAT"]
+__all__ = ["layout_of", "Conjugate", "Blocks", "Flat", "DenseFlat", "MAX_BLOCK", "MAX_FLAT"]
 
 # A task's block of the per-task layout is dense: at most this many columns per task, and
 # this many entries of the dense rows in all.
@@ -256,9 +258,12 @@ class Flat:
         if R == 0 or R + G > MAX_FLAT:
             return None
         per_row = np.diff(rows.F.indptr).astype(float) + 1.0
-        if float(per_row @ per_row) > MAX_FLAT_WORK:
-            return None
-        return cls(dual, rows)
+        if float(per_row @ per_row) <= MAX_FLAT_WORK:
+            return cls(dual, rows)
+        if rows.dense is not None:
+            # dense factors: the Hessian is one BLAS product, far cheaper per multiply-add
+            return DenseFlat(dual, rows)
+        return None
 
     def rows_of(self, x, fill=0.0):
         return np.array(x, dtype=float)
@@ -297,6 +302,87 @@ class Flat:
         rhs = rhs.copy()
         for k in np.flatnonzero(~has):
             j = self.R + k
+            H[j, :] = H[:, j] = 0.0
+            H[j, j] = 1.0
+            rhs[j] = 0.0
+        try:
+            P = sla.cho_solve(sla.cho_factor(H, check_finite=False), rhs, check_finite=False)
+        except np.linalg.LinAlgError:  # not numerically positive definite: least squares
+            P = sla.lstsq(H, rhs, check_finite=False)[0]
+        return P, 1, has
+
+
+class DenseFlat(Flat):
+    """The flat layout on dense factors: the products with ``F`` and the generalised
+    Hessian are BLAS calls on the dense copy of the factors, the equalities' columns kept
+    apart (no second copy of ``F`` with them appended).
+
+    The Gram matrix ``F_I^T F_I`` of the rows inside their box is kept between Newton
+    steps and updated by the rows that entered or left ``I`` (from one step to the next
+    few do), formed afresh when more than half of them changed or after ``_REFRESH``
+    updates (rounding)."""
+
+    _REFRESH = 16
+
+    def __init__(self, dual, rows):
+        self.Fd = rows.dense
+        self.R, self.n, self.G = self.Fd.shape[1], dual.n, len(dual.groups)
+        self.a_rows = dual.a
+        self.group_of = dual.group_of
+        self.groups = dual.groups
+        self._gram, self._inside, self._updates = None, None, 0
+
+    def apply(self, V):
+        return self.Fd @ V[:self.R] + self.a_rows * V[self.R:][self.group_of]
+
+    def adjoint(self, lam):
+        return np.concatenate([self.Fd.T @ lam,
+                               np.bincount(self.group_of, self.a_rows * lam, minlength=self.G)])
+
+    def _syrk(self, mask):
+        """The upper triangle of ``F_m^T F_m`` for the rows in ``mask``."""
+        M = self.Fd[mask]
+        if M.shape[0] == 0:
+            return np.zeros((self.R, self.R))
+        return sla.blas.dsyrk(1.0, M.T, trans=0, lower=0)
+
+    def _gram_of(self, inside):
+        """``F_I^T F_I`` (upper triangle) for ``I = inside``."""
+        old = self._inside
+        if old is not None and self._updates < self._REFRESH:
+            added, removed = inside & ~old, old & ~inside
+            changed = int(added.sum() + removed.sum())
+            if changed == 0:
+                return self._gram
+            if 2 * changed <= int(inside.sum()):
+                self._gram = self._gram + self._syrk(added) - self._syrk(removed)
+                self._inside, self._updates = inside.copy(), self._updates + 1
+                return self._gram
+        self._gram, self._inside, self._updates = self._syrk(inside), inside.copy(), 0
+        return self._gram
+
+    def direction(self, hess, inside, rhs, mu):
+        """The Newton step as :meth:`Flat.direction`, the Hessian formed from the dense rows
+        inside their box."""
+        _, _, (inv, L) = hess
+        R, G = self.R, self.G
+        upper = self._gram_of(inside)
+        H = np.empty((R + G, R + G))
+        H[:R, :R] = upper
+        H[:R, :R] += np.triu(upper, 1).T
+        a_in = np.where(inside, self.a_rows, 0.0)
+        for g in range(G):
+            H[R + g, :R] = np.where(self.group_of == g, a_in, 0.0) @ self.Fd
+        H[:R, R:] = H[R:, :R].T
+        H[R:, R:] = np.diag(np.bincount(self.group_of, a_in * a_in, minlength=G))
+        H /= mu
+        H[np.arange(R), np.arange(R)] += inv
+        if L.nnz:
+            H[:R, :R] -= (L @ L.T).toarray()
+        has = np.bincount(self.group_of[inside], minlength=G) > 0
+        rhs = rhs.copy()
+        for k in np.flatnonzero(~has):
+            j = R + k
             H[j, :] = H[:, j] = 0.0
             H[j, j] = 1.0
             rhs[j] = 0.0
