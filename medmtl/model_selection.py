@@ -18,6 +18,14 @@ each row in ``tasks``, passed as metadata. scikit-learn's metadata routing
 the form for plain Python use; scikit-learn would index them as samples (splitting tasks),
 so the estimators and :class:`TaskStratifiedKFold` refuse them inside scikit-learn.
 
+Without routing, scikit-learn splits ``tasks`` with the rows and passes it to ``fit`` but
+not to the scoring, so every score of a multi-task model would be NaN; the multi-task
+estimators therefore refuse ``tasks`` from scikit-learn's model selection when routing is
+off, and ``GridSearchCV`` and ``cross_val_score`` raise with that message. The
+cross-validated estimators of :mod:`medmtl.med.cv` (:class:`~medmtl.med.MultiTaskMEDClassifierCV`
+and the others) need no routing: they take ``tasks`` in ``fit`` and do all of the above
+themselves, walking a warm-started path over ``C`` and ``alpha`` on each fold.
+
 Examples
 --------
 >>> import numpy as np, sklearn

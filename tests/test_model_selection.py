@@ -133,7 +133,7 @@ def test_task_scorer_is_the_mean_over_tasks():
 def test_without_routing_the_missing_tasks_are_named():
     Xs, ys = make_tasks()
     X, y, tasks = stack_tasks(Xs, ys)
-    with pytest.raises(ValueError, match="fitted on 3 tasks: give the task of each row"):
+    with pytest.raises(ValueError, match="with metadata routing off"):
         cross_val_score(MultiTaskMEDClassifier(), X, y, params={"tasks": tasks}, groups=tasks,
                         cv=TaskStratifiedKFold(3), error_score="raise")
 

@@ -13,6 +13,9 @@ Layout (mirrors the mathematics of Jebara, JMLR 2011):
   reference); new methods plug in with ``register_method``
   (see ``docs/extending/add_a_solver.md``). ``MEDDual.to_cvxpy()`` opens the problem itself.
 * :mod:`medmtl.med.estimators` - the scikit-learn style estimators.
+* :mod:`medmtl.med.cv` - the estimators with ``C`` and ``alpha`` chosen by cross-validation
+  within tasks (:class:`MultiTaskMEDClassifierCV` and the others), each fold a warm-started
+  path on one dual.
 * :mod:`medmtl.med.path` - :func:`med_path`, an estimator fitted along a path of ``C`` and
   ``alpha`` on one dual, each point warm-started from the previous one.
 * :mod:`medmtl.med.graphical` - :class:`MEDGraphicalModel`, structure estimation of an Ising
@@ -25,6 +28,13 @@ from .builders import (
     ising_structure_dual,
     kernel_selection_dual,
     svm_dual,
+)
+from .cv import (
+    AdaptivePoolingClassifierCV,
+    MEDClassifierCV,
+    MEDRegressorCV,
+    MultiTaskMEDClassifierCV,
+    MultiTaskMEDRegressorCV,
 )
 from .dual import MEDDual
 from .estimators import (
@@ -58,6 +68,11 @@ __all__ = [
     "MultiTaskMEDClassifier",
     "MultiTaskMEDRegressor",
     "AdaptivePoolingClassifier",
+    "MEDClassifierCV",
+    "MEDRegressorCV",
+    "MultiTaskMEDClassifierCV",
+    "MultiTaskMEDRegressorCV",
+    "AdaptivePoolingClassifierCV",
     "MEDGraphicalModel",
     "med_path",
     "MEDPath",

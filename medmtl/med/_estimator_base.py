@@ -24,13 +24,25 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import TransformerTags
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from .._params import InvalidParameterError, validate_params
 from . import solvers as _solvers
 from ._kernel_spec import check_kernel_range, is_precomputed
-from ._task_inputs import owned, prediction_inputs, training_data
+from ._task_inputs import owned, prediction_inputs, refuse_unreal, refuse_unrouted_tasks, training_data
 from .bound import alpha_from_rho
+from .solvers.kkt import duality_gap
+
+# A switch's evidence up to this multiple of the solve's KKT tolerance is round-off (as for
+# the edges of MEDGraphicalModel): a tie with the prior, so the switch is not selected.
+_TIE_FACTOR = 10.0
+# The KKT tolerance of the methods that declare none (Algorithm 1, the direct solve).
+_KKT_TOL = 1e-6
+# How far given multipliers may be outside the feasible set (relative to the box) to be
+# round-off of a solver's answer.
+_FEASIBLE_RTOL = 1e-6
 
 __all__ = ["Problem", "MEDBase", "MEDEstimator", "SingleTaskMethods", "MultiTaskMethods", "BinaryClassifierMixin"]
 
@@ -39,15 +51,34 @@ class Problem(NamedTuple):
     """What a fit solves: the dual, built on the estimator's own copies of the data.
 
     ``dual`` (a :class:`~medmtl.med.dual.MEDDual`), ``Xs`` (each task's training inputs,
-    the copies the dual was built on), ``targets`` (each task's encoded targets) and
+    the copies the dual was built on), ``targets`` (each task's encoded targets),
     ``model`` (the :class:`~medmtl.med._model_kinds.ModelKind` made for these inputs, or
-    None for a model without kinds).
+    None for a model without kinds) and ``box`` (each multiplier's sample weight, its upper
+    bound ``C * box``; None for unit weights).
     """
 
     dual: object
     Xs: list
     targets: list
     model: object = None
+    box: object = None
+
+    def at(self, C, alpha):
+        """The dual at ``C`` and ``alpha``, each upper bound ``C`` times its weight.
+
+        Parameters
+        ----------
+        C, alpha : float or None
+            None keeps the dual's own.
+
+        Returns
+        -------
+        MEDDual
+        """
+        dual = self.dual.replace(C=C, alpha=alpha)
+        if C is not None and self.box is not None:
+            dual.hi = float(C) * self.box
+        return dual
 
 
 def _prior_odds(alpha, rho, owner):
@@ -131,15 +162,17 @@ class MEDBase(BaseEstimator, ABC):
         """Check the training data and build the dual for ``params``; return a :class:`Problem`.
 
         Sets what the door learns about the data (``n_features_in_``, ``classes_``, ...).
+        An estimator whose ``fit`` takes ``sample_weight`` takes it here as a keyword.
         """
 
     @abstractmethod
     def _store(self, params, problem, solution):
         """Keep what prediction needs from ``solution``, a :class:`MEDSolution` of ``problem``."""
 
-    def _fit(self, X, y=None, tasks=None):
+    def _fit(self, X, y=None, tasks=None, sample_weight=None):
         params = self._check_params()
-        problem = self._problem(params, X, y, tasks)
+        weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
+        problem = self._problem(params, X, y, tasks, **weighted)
         solution = params["plan"].solve(problem.dual, self._warm_start_point(params, problem.dual))
         self._store(params, problem, solution)
         return self
@@ -171,6 +204,10 @@ class BinaryClassifierMixin(ClassifierMixin):
         return tags
 
 
+def _selects_features(estimator):
+    return getattr(estimator, "selection", None) == "features"
+
+
 def _is_classifier(estimator):
     return not estimator._target_kind.regression
 
@@ -192,15 +229,18 @@ class MEDEstimator(MEDBase):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.input_tags.pairwise = is_precomputed(self.kernel)
+        if _selects_features(self):
+            # a feature selector too (transform), as scikit-learn's checks and Pipeline see it
+            tags.transformer_tags = TransformerTags(preserves_dtype=["float64"])
         return tags
 
     def _check_params(self):
         return super()._check_params(rules=self._model_kind.check_params)
 
-    def _problem(self, params, X, y, tasks):
+    def _problem(self, params, X, y, tasks, sample_weight=None):
         precomputed = is_precomputed(params["kernel"])
         data = training_data(self, X, y, tasks, target_kind=self._target_kind, precomputed=precomputed,
-                             lists=self._lists)
+                             lists=self._lists, sample_weight=sample_weight)
         self._target = data.target
         for name, value in data.target.attributes().items():
             setattr(self, name, value)
@@ -214,7 +254,16 @@ class MEDEstimator(MEDBase):
         # the dual and the model on copies, so that nothing the caller does to the inputs
         # later changes the fitted model
         Xs = [owned(X) for X in data.Xs]
-        return Problem(model.build_dual(Xs, data.targets, params["C"], params["alpha"]), Xs, data.targets, model)
+        # a switch whose evidence is within the solve's resolution of 0 ties with its prior
+        self._tie_tol = _TIE_FACTOR * params["plan"].options.get("kkt_tol", _KKT_TOL)
+        dual = model.build_dual(Xs, data.targets, params["C"], params["alpha"])
+        if data.weights is None:
+            return Problem(dual, Xs, data.targets, model)
+        # one weight per multiplier: a regression task has two per example, lam then lam*
+        per_task = data.weights if not self._target_kind.regression else [np.tile(w, 2) for w in data.weights]
+        box = np.concatenate(per_task)
+        problem = Problem(dual, Xs, data.targets, model, box)
+        return problem._replace(dual=problem.at(params["C"], None))
 
     def _store(self, params, problem, solution):
         self._record_solution(solution)
@@ -226,6 +275,172 @@ class MEDEstimator(MEDBase):
         for name, value in attributes.items():
             setattr(self, name, value)
         self.dual_coef_ = self._target.dual_coef(solution.lam, groups)
+        # the program behind the model, without the solvers' caches
+        self.dual_ = problem.dual.detached()
+        self._solved = problem._replace(dual=self.dual_)
+        self._support = None
+        if getattr(self, "selection", None) in ("features", "kernels"):
+            self._support = self.dual_.term_quads(solution.lam) > self._tie_tol
+
+    def set_multipliers(self, lam, intercepts=None):
+        """Make this fitted estimator the model of the multipliers ``lam`` of :attr:`dual_`.
+
+        The multipliers may come from any solve of ``dual_`` (for example
+        ``dual_.to_cvxpy()`` with constraints of one's own); the switch posteriors, the
+        weights (``coef_``), ``dual_coef_`` and the intercepts are recomputed from them, as a
+        fit computes them from its solver's answer, and the estimator predicts with them.
+
+        Parameters
+        ----------
+        lam : array-like of shape (n,)
+            The multipliers, in the row order and label coding of :attr:`dual_`: tasks in
+            the order of ``tasks_`` (one task for a single-task estimator), within a task
+            its rows in the order given to ``fit``; a regressor has ``lam`` of the task's
+            examples followed by their ``lam*``; a classifier's multiplier of an example of
+            ``classes_[1]`` has sign +1 in ``dual_.a``. They must be feasible up to round-off
+            (inside the box and meeting each task's equality within ``1e-6`` of the box's
+            scale); they are projected onto the feasible set.
+        intercepts : array-like of shape (n_tasks,), optional
+            Each task's bias. By default the biases of ``dual_``'s KKT conditions at
+            ``lam`` (:meth:`MEDDual.intercepts <medmtl.med.dual.MEDDual.intercepts>`); a
+            solve with constraints of its own may give its own, e.g. the dual values of
+            the equality constraints of ``dual_.to_cvxpy()``.
+
+        Returns
+        -------
+        self
+            With ``solver_status_ == "given"``, ``method_used_ == "given"``,
+            ``objective_`` the ``J`` of ``dual_`` at ``lam`` and
+            ``solver_info_["duality_gap"]`` its distance from the optimum of ``dual_``
+            at most.
+
+        Raises
+        ------
+        ValueError
+            For multipliers of the wrong shape, not finite, or not feasible.
+
+        Examples
+        --------
+        >>> import numpy as np, cvxpy as cp
+        >>> from medmtl.med import MEDClassifier
+        >>> X = np.array([[1.0, 0.3], [2.0, -0.2], [0.2, 0.1], [-1.0, 0.1], [-2.0, 0.4], [-0.1, 0.3]])
+        >>> y = np.array([1, 1, 1, 0, 0, 0])
+        >>> clf = MEDClassifier(selection="features", C=1.0).fit(X, y)
+        >>> before = clf.decision_function(X)
+        >>> problem, lam = clf.dual_.to_cvxpy()
+        >>> _ = problem.solve(solver=cp.CLARABEL)
+        >>> bool(np.allclose(clf.set_multipliers(lam.value).decision_function(X), before, atol=1e-4))
+        True
+
+        The same program with a constraint of one's own, the first example held out:
+
+        >>> held_out = cp.Problem(problem.objective, problem.constraints + [lam[0] == 0])
+        >>> _ = held_out.solve(solver=cp.CLARABEL)
+        >>> abs(float(clf.set_multipliers(lam.value).dual_coef_[0])) < 1e-8, clf.solver_status_
+        (True, 'given')
+        """
+        check_is_fitted(self)
+        dual = self.dual_
+        lam = np.array(lam, dtype=float).ravel()
+        if lam.shape != (dual.n,) or not np.all(np.isfinite(lam)):
+            raise ValueError(f"{type(self).__name__}.set_multipliers: lam must hold {dual.n} finite values, one per "
+                             f"multiplier of dual_; got shape {np.shape(lam)}")
+        scale = max(1.0, float(np.max(np.abs(dual.hi))))
+        outside = float(max(np.max(dual.lo - lam), np.max(lam - dual.hi), 0.0))
+        unmet = max(abs(float(dual.a[g] @ lam[g])) for g in dual.groups)
+        if max(outside, unmet) > _FEASIBLE_RTOL * scale:
+            raise ValueError(f"{type(self).__name__}.set_multipliers: lam is not feasible for dual_ (largest box "
+                             f"violation {outside:.3g}, largest task equality |a_g^T lam_g| = {unmet:.3g}); "
+                             "dual_.project(lam) gives the nearest feasible multipliers")
+        lam = dual.project(lam)
+        if intercepts is None:
+            b = dual.intercepts(lam)
+        else:
+            b = np.array(intercepts, dtype=float).ravel()
+            if b.shape != (len(dual.groups),) or not np.all(np.isfinite(b)):
+                raise ValueError(f"{type(self).__name__}.set_multipliers: intercepts must hold {len(dual.groups)} "
+                                 f"finite values, one per task; got shape {np.shape(intercepts)}")
+        J = dual.objective(lam)
+        solution = _solvers.MEDSolution(lam, b, J, np.array([J]), 0, "given", dual.switch_posterior(lam),
+                                        method="given", info={"duality_gap": duality_gap(dual, lam)})
+        self._store(None, self._solved, solution)
+        return self
+
+    # -- feature selection ------------------------------------------------------------------
+    @available_if(lambda est: getattr(est, "selection", None) in ("features", "kernels"))
+    def get_support(self, indices=False):
+        """The selected switches: those whose posterior is above their prior.
+
+        A switch is selected when the data give it evidence (``q_d = ||Phi_d^T lam||^2 / 2``,
+        by which its posterior rises above the prior ``1 / (1 + alpha)``) beyond round-off:
+        evidence within ten times the solve's KKT tolerance of 0 is a tie with the prior, the
+        rule :class:`~medmtl.med.MEDGraphicalModel` applies to edges. The rule does not
+        depend on ``alpha``'s threshold, only on whether the data moved the switch.
+
+        Parameters
+        ----------
+        indices : bool, default=False
+            Return the indices of the selected switches instead of a mask.
+
+        Returns
+        -------
+        ndarray of bool of shape (n_switches,), or ndarray of int
+            One entry per feature (``selection="features"``) or per kernel of the bank
+            (``selection="kernels"``).
+        """
+        check_is_fitted(self)
+        return np.flatnonzero(self._support) if indices else self._support.copy()
+
+    @available_if(_selects_features)
+    def fit_transform(self, X, y, **fit_params):
+        """Fit, then keep the selected features of ``X`` (:meth:`transform`).
+
+        Parameters
+        ----------
+        X, y
+            As ``fit`` takes them (the stacked form).
+        **fit_params
+            ``tasks``, ``sample_weight``, as ``fit`` takes them.
+
+        Returns
+        -------
+        ndarray or CSR matrix of shape (n_samples, n_selected)
+        """
+        return self.fit(X, y, **fit_params).transform(X)
+
+    @available_if(_selects_features)
+    def transform(self, X):
+        """The selected features of ``X`` (:meth:`get_support`), so that the estimator is a
+        feature selector in a :class:`~sklearn.pipeline.Pipeline`.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray or CSR matrix of shape (n_samples, n_selected)
+        """
+        check_is_fitted(self)
+        refuse_unreal(X, "X")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return X[:, self._support]
+
+    @available_if(_selects_features)
+    def get_feature_names_out(self, input_features=None):
+        """The names of the selected features.
+
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+            The input feature names; ``feature_names_in_`` (or ``x0, x1, ...``) by default.
+
+        Returns
+        -------
+        ndarray of str
+        """
+        check_is_fitted(self)
+        return _check_feature_names_in(self, input_features)[self._support]
 
     # -- after fit ------------------------------------------------------------------------
     def _inputs(self, method, X, tasks):
@@ -257,7 +472,7 @@ class SingleTaskMethods:
     """``fit``, ``predict`` and (classifiers) ``decision_function`` of a single-task
     :class:`MEDEstimator`: the stacked form with one task."""
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit on one task.
 
         Parameters
@@ -266,12 +481,17 @@ class SingleTaskMethods:
             Or, for ``kernel="precomputed"``, the Gram matrix of shape (n_samples, n_samples).
         y : array-like of shape (n_samples,)
             Two distinct labels (classifier) or real targets (regressor).
+        sample_weight : array-like of shape (n_samples,), optional
+            A weight >= 0 per example: example ``i``'s multipliers are bounded by
+            ``C * sample_weight[i]`` (as SVC's are), which for integer weights is the same
+            model as repeating each row that many times; a weight of 0 leaves the example
+            out.
 
         Returns
         -------
         self
         """
-        return self._fit(X, y)
+        return self._fit(X, y, sample_weight=sample_weight)
 
     def predict(self, X):
         """Predicted class labels (classifier) or targets (regressor).
@@ -325,7 +545,7 @@ class MultiTaskMethods:
     __metadata_request__score = {"tasks": True}
     __metadata_request__decision_function = {"tasks": True}
 
-    def fit(self, X, y, tasks=None):
+    def fit(self, X, y, tasks=None, sample_weight=None):
         """Fit on all tasks jointly.
 
         Parameters
@@ -340,12 +560,25 @@ class MultiTaskMethods:
         tasks : array-like of shape (n_samples,), optional
             The task of each row of a stacked ``X`` (integers or strings); ``None`` makes
             all rows one task.
+        sample_weight : array-like of shape (n_samples,), or list, optional
+            A weight >= 0 per row (per-task lists: one array per task): the row's
+            multipliers are bounded by ``C * sample_weight``, which for integer weights is
+            the same model as repeating the row; a weight of 0 leaves it out.
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            When scikit-learn's model selection (``GridSearchCV``, ``cross_val_score``, ...)
+            passes ``tasks`` with its metadata routing off: it would not pass them to the
+            scoring, and every score would be NaN.
         """
-        return self._fit(X, y, tasks)
+        if tasks is not None:
+            refuse_unrouted_tasks(type(self).__name__)
+        return self._fit(X, y, tasks, sample_weight)
 
     def predict(self, X, tasks=None):
         """Predictions (labels for a classifier, values for a regressor), each row by its task.

@@ -16,7 +16,7 @@ from .._params import Checked, Interval, Options
 from ._kernel_spec import KERNEL_DOCS, KERNEL_PARAMETERS, check_kernel_bank
 
 __all__ = ["PRIOR_PARAMETERS", "SOLVE_PARAMETERS", "SELECTION_PARAMETERS", "POOLING_PARAMETERS",
-           "EPSILON_PARAMETER", "THRESHOLD_PARAMETER", "PARAMETER_DOCS", "shared_docs"]
+           "EPSILON_PARAMETER", "THRESHOLD_PARAMETER", "PARAMETER_DOCS", "CV_DOCS", "shared_docs"]
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 
@@ -166,6 +166,15 @@ LEARNED_DOC = """\
         Only for ``selection="kernels"``: the distance ``sqrt(sum_d s_d Delta_d^2)`` of
         that kernel's feature space (``metric(A, B)`` for ``metric="precomputed"``).
 """
+DUAL_DOC = """\
+    dual_ : MEDDual
+        The dual the fit solved, in its row order and label coding (tasks in the order of
+        the per-task attributes, each task's rows in the order given; a classifier's
+        multiplier of an example of the positive class has sign +1 in ``dual_.a``; a
+        regressor's task holds ``lam`` then ``lam*``): ``dual_.to_cvxpy()`` is the problem
+        behind the model, and :meth:`set_multipliers` loads multipliers from another solve
+        of it.
+"""
 SWITCHED_DOC = """\
     intercept_ : ndarray of shape (1,)
     switch_posterior_ : ndarray of shape (n_switches,)
@@ -174,7 +183,9 @@ SWITCHED_DOC = """\
     coef_ : ndarray of shape (1, n_features) or None
         Posterior-mean weights of a linear model (``None`` for other kernels).
     n_features_in_ : int
-""" + SOLUTION_DOC
+    feature_names_in_ : ndarray of str of shape (n_features,)
+        The column names of a DataFrame ``X`` (only when fitted on one with string names).
+""" + SOLUTION_DOC + DUAL_DOC
 SWITCHED_TASKS_DOC = """\
     intercept_ : ndarray of shape (n_tasks,)
     switch_posterior_ : ndarray of shape (n_switches,)
@@ -183,11 +194,13 @@ SWITCHED_TASKS_DOC = """\
     coef_ : ndarray of shape (n_tasks, n_features) or None
         Per-task posterior-mean weights of a linear model (``None`` for other kernels).
 """
-TASKS_DOC = SOLUTION_DOC + """\
+TASKS_DOC = SOLUTION_DOC + DUAL_DOC + """\
     tasks_ : ndarray of shape (n_tasks,)
         The task labels in the order of the per-task attributes (``0 .. M-1`` for lists).
     n_tasks_ : int
     n_features_in_ : int
+    feature_names_in_ : ndarray of str of shape (n_features,)
+        The column names of a DataFrame ``X`` (only when fitted on one with string names).
 """
 TASK_CLASSES_DOC = """\
     classes_ : ndarray of shape (2,), or list of ndarray of shape (2,)
@@ -196,8 +209,79 @@ TASK_CLASSES_DOC = """\
     dual_coef_ : ndarray of shape (n_total,)
         The multipliers of all tasks, stacked in the order of ``tasks_``.
 """
+CV_DOCS = {
+    "Cs": """\
+    Cs : array-like of float > 0, default={default}
+        The values of ``C`` to try (sorted, repeats dropped). The default spans four decades around the SVM's usual
+        range for standardised features (zero mean, unit variance).
+""",
+    "alphas": """\
+    alphas : array-like of float >= 0, default={default}
+        The prior odds ``alpha`` of a switch being off to try (sorted, repeats dropped;
+        larger is sparser; for adaptive pooling, pools more): from mostly on (0.1) to
+        sparse (100). Unused by a model without switches (``selection=None``), whose grid
+        is ``Cs`` alone.
+""",
+    "cv": """\
+    cv : int >= 2, cross-validation splitter or iterable, default=None
+        The folds. ``None`` means 5; an integer ``k`` means ``k`` folds of every task's
+        examples, stratified by class within the task
+        (:class:`~medmtl.model_selection.TaskStratifiedKFold`; for one task
+        :class:`~sklearn.model_selection.StratifiedKFold` for a classifier,
+        :class:`~sklearn.model_selection.KFold` for a regressor). A splitter's
+        ``split(X, y, groups=tasks)`` is called with the task of each row as ``groups``.
+""",
+    "scoring": """\
+    scoring : str or callable, default=None
+        How a fold's model is scored, higher being better. ``None`` is the papers' choice:
+        the mean over tasks of each task's ROC AUC of the decision values for a
+        classifier (:data:`~medmtl.model_selection.mean_auc_scorer`), of each task's R^2
+        for a regressor. A callable is called as ``scoring(estimator, X, y, tasks=tasks)``
+        (:func:`~medmtl.model_selection.make_task_scorer` makes one; a single-task
+        estimator's is called without ``tasks``, so any scikit-learn scorer fits). A name
+        is averaged over tasks: ``"roc_auc"``, ``"accuracy"``, ``"balanced_accuracy"``,
+        ``"r2"``, ``"neg_mean_squared_error"``, ``"neg_mean_absolute_error"`` (a
+        single-task estimator takes any of scikit-learn's scorer names).
+""",
+    "refit": """\
+    refit : bool, default=True
+        Refit the best ``(C, alpha)`` on all the data; the estimator then predicts with
+        that model (``best_estimator_``). ``False`` only scores the grid.
+""",
+    "n_jobs": """\
+    n_jobs : int, default=None
+        The number of folds run in parallel (joblib); ``None`` means 1.
+""",
+}
+PARAMETER_DOCS.update(CV_DOCS)
+CV_ATTRIBUTES_DOC = """\
+    cv_results_ : dict of ndarray
+        The scores in :class:`~sklearn.model_selection.GridSearchCV`'s shape, one entry per
+        grid point in the order of ``ParameterGrid({"C": Cs, "alpha": alphas})``:
+        ``params``, ``param_C``, ``param_alpha``, ``split{k}_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score`` and ``mean_fit_time``,
+        ``std_fit_time`` (the seconds of each point's solve along the fold's path).
+    best_index_ : int
+        The grid point of the best mean score (the first of ties).
+    best_params_ : dict
+        Its ``C`` and ``alpha``.
+    best_score_ : float
+        Its mean score over the folds.
+    C_, alpha_ : float
+        The chosen ``C`` and ``alpha``.
+    best_estimator_ : MED estimator
+        Refit on all the data at the chosen point (``refit=True`` only); its fitted
+        attributes (``coef_``, ``intercept_``, ``switch_posterior_``, ``dual_``,
+        ``classes_``, ...) are the CV estimator's too.
+    scorer_ : callable
+        The scorer used.
+    n_splits_ : int
+        The number of folds.
+    refit_time_ : float
+        Seconds to refit the best model.
+"""
 _BLOCKS = {"solution": SOLUTION_DOC, "switched": SWITCHED_DOC, "switched_tasks": SWITCHED_TASKS_DOC,
-           "tasks": TASKS_DOC, "task_classes": TASK_CLASSES_DOC}
+           "tasks": TASKS_DOC, "task_classes": TASK_CLASSES_DOC, "cv_attributes": CV_ATTRIBUTES_DOC}
 
 
 def shared_docs(cls):

@@ -11,11 +11,13 @@ results back in the form the inputs came in.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.metadata_routing import _routing_enabled
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._validation import (
     canonical_sparse,
@@ -31,12 +33,40 @@ from .._validation import (
 from ._kernel_spec import with_row_index
 
 __all__ = ["TrainingData", "TaskInputs", "training_data", "prediction_inputs", "refuse_unreal", "owned",
-           "task_rows"]
+           "task_rows", "refuse_unrouted_tasks"]
 
 _STACKED_ADVICE = ("Pass the stacked form instead: X of shape (n_samples, n_features) with the task of each "
                    "row in tasks= (medmtl.model_selection.stack_tasks builds it from lists), and enable "
                    "scikit-learn's metadata routing (sklearn.set_config(enable_metadata_routing=True)) so "
                    "that its tools pass tasks on.")
+
+
+def refuse_unrouted_tasks(owner):
+    """Raise when scikit-learn's model selection hands ``tasks`` to ``fit`` with its
+    metadata routing off.
+
+    Without routing, ``GridSearchCV.fit(X, y, tasks=...)`` and ``cross_val_score(...,
+    params={"tasks": ...})`` split ``tasks`` with the rows and pass it to ``fit``, but call
+    the scorer without it: every score of a model of several tasks fails, is set to NaN
+    with a warning, and a "best" model is still chosen. Failing every fit instead makes
+    scikit-learn raise, with this message.
+    """
+    if _routing_enabled():
+        return
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.startswith("sklearn.model_selection"):
+            raise ValueError(
+                f"{owner}.fit got tasks from scikit-learn's model selection ({module}) with metadata routing "
+                "off: scikit-learn would pass tasks to fit but not to the scoring, and every score would be "
+                "NaN. Either use the cross-validated estimators of medmtl.med (MultiTaskMEDClassifierCV, "
+                "MultiTaskMEDRegressorCV, AdaptivePoolingClassifierCV), which choose C and alpha within "
+                "tasks, or enable scikit-learn's metadata routing (sklearn.set_config("
+                "enable_metadata_routing=True), or within `with sklearn.config_context("
+                "enable_metadata_routing=True):`) and pass params={'tasks': tasks} (see "
+                "medmtl.model_selection)")
+        frame = frame.f_back
 
 
 def refuse_unreal(X, name):
@@ -83,16 +113,20 @@ class TrainingData:
         The task labels (``0 .. M-1`` for lists).
     target : TargetKind
         The target kind holding what decoding needs.
+    weights : list of ndarray or None
+        Each task's sample weights (``None``: every example weighs 1).
     """
 
     Xs: list
     targets: list
     labels: np.ndarray
     target: object
+    weights: list = None
 
 
-def training_data(estimator, X, y, tasks, *, target_kind, precomputed, lists):
-    """The door at fit: ``X``, ``y`` (and ``tasks``) checked into :class:`TrainingData`.
+def training_data(estimator, X, y, tasks, *, target_kind, precomputed, lists, sample_weight=None):
+    """The door at fit: ``X``, ``y`` (and ``tasks``, ``sample_weight``) checked into
+    :class:`TrainingData`.
 
     Parameters
     ----------
@@ -106,14 +140,18 @@ def training_data(estimator, X, y, tasks, *, target_kind, precomputed, lists):
         ``X`` holds kernel values (``kernel="precomputed"``).
     lists : bool
         Whether the estimator takes per-task lists (the multi-task estimators).
+    sample_weight : array-like of shape (n_samples,), or list of them, optional
+        A weight >= 0 per example (per-task lists: one array per task).
     """
     if lists and is_task_list(X):
         Xs = check_lists(estimator, "fit", X, tasks, y)
         estimator.n_features_in_ = Xs[0].shape[1]
         target, targets = target_kind.encode_lists(Xs, y)
+        weights = None if sample_weight is None else _list_weights(sample_weight, Xs)
         if precomputed:
             Xs = _indexed_grams(Xs)
-        return TrainingData(Xs, targets, np.arange(len(Xs)), target)
+        weights = _checked_weights(weights, targets, np.arange(len(Xs)), target_kind.regression)
+        return TrainingData(Xs, targets, np.arange(len(Xs)), target, weights)
     refuse_unreal(X, "X")
     target_kind.refuse_raw(y)
     X, y = validate_data(estimator, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=target_kind.regression)
@@ -126,7 +164,35 @@ def training_data(estimator, X, y, tasks, *, target_kind, precomputed, lists):
             raise ValueError(f"kernel='precomputed' needs the square Gram matrix of the training examples; "
                              f"X has shape {X.shape}")
         X = with_row_index(X, np.arange(X.shape[0]))
-    return TrainingData([task_rows(X, r) for r in rows], targets, labels, target)
+    weights = None
+    if sample_weight is not None:
+        refuse_iterator(sample_weight, "sample_weight")
+        w = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+        weights = [w[r] for r in rows]
+    weights = _checked_weights(weights, targets, labels, target_kind.regression)
+    return TrainingData([task_rows(X, r) for r in rows], targets, labels, target, weights)
+
+
+def _list_weights(sample_weight, Xs):
+    """Per-task lists of sample weights, each checked against its task's inputs."""
+    if not isinstance(sample_weight, (list, tuple)) or len(sample_weight) != len(Xs):
+        raise ValueError(f"with per-task lists, sample_weight must be a list of {len(Xs)} arrays, one per task")
+    return [_check_sample_weight(w, X, ensure_non_negative=True) for w, X in zip(sample_weight, Xs)]
+
+
+def _checked_weights(weights, targets, labels, regression):
+    """``weights`` unless a task has no example of positive weight (it would have no model),
+    or, for a classifier, positive weight on one class only."""
+    if weights is None:
+        return None
+    for label, w, t in zip(labels.tolist(), weights, targets):
+        if not np.any(w > 0):
+            raise ValueError(f"sample_weight is zero for every example of task {label!r}; a task needs "
+                             "examples of positive weight")
+        if not regression and np.unique(t[w > 0]).size < 2:
+            raise ValueError(f"sample_weight is zero for every example of one class of task {label!r}; every "
+                             "task needs examples of both classes with positive weight")
+    return weights
 
 
 def _indexed_grams(Xs):

@@ -492,12 +492,13 @@ class MEDDual:
                 hi_t *= 2
                 if abs(hi_t) > 1e300:
                     raise ValueError("the group equality cannot be met inside the box")
-            t = brentq(phi, lo_t, hi_t, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+            # bisection from a bracket of size ~1 to a root near 1e-300 takes ~1,000 halvings
+            t = brentq(phi, lo_t, hi_t, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=4000)
             x[g] = np.clip(lg - t * ag, lo, hi)
         return x
 
     # -- the program in CVXPY ----------------------------------------------------------------
-    def to_cvxpy(self, bound_at=None):
+    def to_cvxpy(self, bound_at=None, parameters=False):
         """This dual as a CVXPY problem: ``maximise J(lam)`` over the feasible set.
 
         It is the problem ``method="direct"`` solves (Clarabel by default), so adding a
@@ -514,6 +515,13 @@ class MEDDual:
             this point: the QP whose maximiser is one joint step of Algorithm 1
             (``method="bound"`` with ``update="joint"``) from there. Any CVXPY QP solver
             accepts it.
+        parameters : bool, default=False
+            Make ``C`` and ``alpha`` :class:`cvxpy.Parameter` objects, named ``"C"`` and
+            ``"alpha"`` (``problem.param_dict``), of a problem that follows CVXPY's DPP rules,
+            so that a re-solve at another value reuses the compiled problem. The upper bounds
+            are ``C * hi / max(hi)`` (``C`` starts at ``max(hi)``: the ``C`` of a dual without
+            sample weights); the switched terms are written through their epigraph (see
+            :mod:`medmtl.med.dual_cvxpy`), so the value is still ``J``.
 
         Returns
         -------
@@ -543,8 +551,36 @@ class MEDDual:
         >>> _ = qp.solve(solver=cp.OSQP, eps_abs=1e-9, eps_rel=1e-9)
         >>> bool(dual.objective(start) <= qp.value <= dual.objective(x.value) + 1e-7)
         True
+
+        With parameters, a re-solve at another ``C``:
+
+        >>> problem, lam = dual.to_cvxpy(parameters=True)
+        >>> problem.is_dpp()
+        True
+        >>> problem.param_dict["C"].value = 0.5
+        >>> J = problem.solve(solver=cp.CLARABEL)
+        >>> bool(np.isclose(J, dual.replace(C=0.5).to_cvxpy()[0].solve(solver=cp.CLARABEL), rtol=1e-6))
+        True
         """
-        return to_cvxpy(self, bound_at)
+        return to_cvxpy(self, bound_at, parameters)
+
+    def detached(self):
+        """A copy with the same data and none of what solvers derived from it.
+
+        The copy shares the data arrays but has its own :attr:`workspace`, holding only
+        the switched factors when the dual was given them as ``Phi``: what a fitted model
+        keeps of the dual it solved, without the solvers' Gram blocks and layouts.
+
+        Returns
+        -------
+        MEDDual
+        """
+        new = copy.copy(self)
+        new.lo, new.hi = self.lo.copy(), self.hi.copy()
+        new.workspace = Workspace()
+        if self._terms is None:
+            new.workspace.switched_factors = self.workspace.switched_factors
+        return new
 
     def __repr__(self):
         shared = ("none" if self._shared is None else "kernel" if is_kernel_gram(self._shared)

@@ -119,7 +119,7 @@ def _walk(n, warm_start):
     return np.broadcast_to(warm.astype(bool), (n,))
 
 
-def med_path(estimator, X, y=None, *, Cs=None, alphas=None, tasks=None, warm_start=True):
+def med_path(estimator, X, y=None, *, Cs=None, alphas=None, tasks=None, warm_start=True, sample_weight=None):
     """Fit a MED estimator at every point of a path over ``C`` and ``alpha``, on one dual.
 
     The data are checked and the dual built once, with the estimator's parameters; each
@@ -144,6 +144,9 @@ def med_path(estimator, X, y=None, *, Cs=None, alphas=None, tasks=None, warm_sta
         Whether each point starts from the previous point's multipliers (the first point
         starts from zero). An array says it per point: for example a path over ``alpha``
         for each of several ``C``, starting afresh at each new ``C``.
+    sample_weight : array-like of shape (n_samples,), or list, optional
+        A weight >= 0 per example, as the estimator's ``fit`` takes it: at each point the
+        upper bounds are ``C * sample_weight``.
 
     Returns
     -------
@@ -183,18 +186,19 @@ def med_path(estimator, X, y=None, *, Cs=None, alphas=None, tasks=None, warm_sta
     n = max(Cs_.size, alphas_.size)
     Cs_, alphas_ = np.broadcast_to(Cs_, (n,)).copy(), np.broadcast_to(alphas_, (n,)).copy()
     warm = _walk(n, warm_start)
-    problem = model._problem(params, X, y, tasks)
+    weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
+    problem = model._problem(params, X, y, tasks, **weighted)
     switched = problem.dual.n_terms > 0
     estimators, seconds, process_seconds, lam = [], np.empty(n), np.empty(n), None
     for k, (C, alpha) in enumerate(zip(Cs_.tolist(), alphas_.tolist())):
         wall, cpu = time.perf_counter(), time.process_time()
         # a dual without switched terms keeps its alpha of 0
-        dual = problem.dual.replace(C=C, alpha=alpha if switched else None)
+        dual = problem.at(C, alpha if switched else None)
         solution = params["plan"].solve(dual, lam if warm[k] else None)
         fitted = copy.deepcopy(model)
         fitted.set_params(**({"C": C} if Cs is not None else {}),
                           **({"alpha": alpha, "rho": None} if alphas is not None else {}))
-        fitted._store(dict(params, C=C, alpha=alpha), problem, solution)
+        fitted._store(dict(params, C=C, alpha=alpha), problem._replace(dual=dual), solution)
         estimators.append(fitted)
         lam = solution.lam
         seconds[k], process_seconds[k] = time.perf_counter() - wall, time.process_time() - cpu
