@@ -1,5 +1,7 @@
 # Two entry points: `make demo` runs the main job, `make test` runs the test suite.
-# Both create .venv with Python 3 if it is missing and install medmtl with its extras.
+# Both create .venv with Python 3 if it is missing and install medmtl with every extra
+# (`.[all]`: experiments, notebooks, docs, tests). A user's `pip install .` gets the library
+# alone, with what fitting a model needs.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -50,9 +52,12 @@ floors:
 	$(PYTHON) -m venv $(FLOORS_VENV)
 	sed -n '/^install_requires/,/^$$/s/^ *\([A-Za-z0-9_.-]*\)>=\(.*\)/\1==\2/p' setup.cfg > $(FLOORS_VENV)/floors.txt
 	$(FLOORS_VENV)/bin/python -m pip install -q --only-binary :all: -r $(FLOORS_VENV)/floors.txt
-	$(FLOORS_VENV)/bin/python -m pip install -q -c $(FLOORS_VENV)/floors.txt -e ".[test]"
+	$(FLOORS_VENV)/bin/python -m pip install -q -c $(FLOORS_VENV)/floors.txt -e ".[test,experiments]"
 	$(FLOORS_VENV)/bin/python -m pip list | grep -iE "^($$(cut -d= -f1 $(FLOORS_VENV)/floors.txt | paste -sd'|')) "
 	MPLBACKEND=Agg $(FLOORS_VENV)/bin/python -m pytest -n 2 -q $(FLOORS_TESTS)
 
+# The experiment cache lives in the user's cache directory (or MEDMTL_CACHE): `medmtl cache
+# clear` empties it; .medmtl_cache is where older checkouts kept it in the working directory.
 clean:
+	-test -x $(BIN)/medmtl && $(BIN)/medmtl cache clear
 	rm -rf $(VENV) $(FLOORS_VENV) results .medmtl_cache docs/_build docs/api/generated

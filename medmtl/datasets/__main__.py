@@ -8,7 +8,8 @@ import argparse
 import json
 import sys
 
-from medmtl.datasets.manifest import MANIFEST_NAME, build_manifest, check_folder, data_home, read_manifest
+from medmtl.datasets.manifest import MANIFEST_NAME, data_home, read_manifest
+from medmtl.datasets.sources import build_manifest, check_folder
 
 
 def main(argv=None):

@@ -15,7 +15,15 @@ import scipy.sparse as sp
 __all__ = ["Task", "MultiTaskDataset", "multiclass_tasks"]
 
 
-@dataclass(frozen=True)
+def _storage(X):
+    return f"sparse {X.format}" if sp.issparse(X) else "dense"
+
+
+def _describe_inputs(X):
+    return f"{X.shape[0]} x {X.shape[1]} {_storage(X)}"
+
+
+@dataclass(frozen=True, repr=False)
 class Task:
     """One task: inputs, targets and a name.
 
@@ -40,6 +48,25 @@ class Task:
     @property
     def n_samples(self):
         return self.X.shape[0]
+
+    def __repr__(self):
+        return f"Task({self.name!r}, X {_describe_inputs(self.X)})"
+
+
+def _column_names(X):
+    """A DataFrame's column names as strings, else None."""
+    columns = getattr(X, "columns", None)
+    return None if columns is None else [str(c) for c in columns]
+
+
+def _as_inputs(X):
+    """``X`` as a sparse CSR matrix or a 2-D float array (a DataFrame gives its values)."""
+    if sp.issparse(X):
+        return sp.csr_matrix(X)
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"inputs must be 2-D (rows are examples), got an array of shape {X.shape}")
+    return X
 
 
 def _take(X, idx):
@@ -70,7 +97,7 @@ def _stratified_order(y, rng):
     return order[np.argsort(keys, kind="stable")]
 
 
-@dataclass
+@dataclass(repr=False)
 class MultiTaskDataset:
     """A named list of tasks.
 
@@ -92,12 +119,80 @@ class MultiTaskDataset:
     >>> train, val, test = ds.split(train=4, validation=0.5, random_state=0)
     >>> [t.n_samples for t in train], [t.n_samples for t in val], [t.n_samples for t in test]
     ([4, 4], [3, 2], [3, 2])
+    >>> ds
+    MultiTaskDataset('toy': 2 tasks, 18 examples (8 to 10 per task), 3 features, dense)
     """
 
     tasks: list
     name: str = ""
     feature_names: list = field(default=None)
     description: str = ""
+
+    @classmethod
+    def from_arrays(cls, X, y, task=None, *, name="", feature_names=None, task_names=None, description=""):
+        """A dataset from arrays: one per task, or stacked with a task label per row.
+
+        Parameters
+        ----------
+        X : list of array-like, or array-like or sparse matrix of shape (n_samples, n_features)
+            The inputs of each task (a list, with ``task=None``), or of all tasks stacked. A
+            pandas DataFrame gives its column names as ``feature_names``.
+        y : list of array-like, or array-like of shape (n_samples,)
+            The targets, in the same form as ``X``.
+        task : array-like of shape (n_samples,), optional
+            The task of each row of a stacked ``X``; tasks follow the sorted distinct values.
+        name : str, default=""
+        feature_names : list of str, optional
+            The input columns' names (default: a DataFrame's columns, else none).
+        task_names : list of str, optional
+            One name per task (default: the task values, or ``"task k"`` for lists).
+        description : str, default=""
+
+        Returns
+        -------
+        MultiTaskDataset
+
+        Examples
+        --------
+        >>> X = np.arange(12.0).reshape(6, 2)
+        >>> ds = MultiTaskDataset.from_arrays(X, [1, -1, 1, -1, 1, -1], task=["a", "b", "a", "b", "b", "a"])
+        >>> ds.task_names, [t.n_samples for t in ds]
+        (['a', 'b'], [3, 3])
+        >>> MultiTaskDataset.from_arrays([X[:2], X[2:]], [[1, -1], [1, -1, 1, -1]]).task_names
+        ['task 0', 'task 1']
+        """
+        if task is None:
+            if not isinstance(X, (list, tuple)) or not isinstance(y, (list, tuple)) or len(X) != len(y):
+                raise ValueError("without task=, X and y must be lists with one entry per task")
+            if feature_names is None:
+                feature_names = _column_names(X[0])
+            blocks = [(_as_inputs(Xm), np.asarray(ym)) for Xm, ym in zip(X, y)]
+            default_names = [f"task {m}" for m in range(len(blocks))]
+        else:
+            if feature_names is None:
+                feature_names = _column_names(X)
+            X, y, task = _as_inputs(X), np.asarray(y), np.asarray(task)
+            if not X.shape[0] == len(y) == len(task):
+                raise ValueError(f"X has {X.shape[0]} rows, y {len(y)} and task {len(task)}; they must agree")
+            values = np.unique(task)
+            blocks = [(_take(X, np.flatnonzero(task == v)), y[task == v]) for v in values]
+            default_names = [str(v) for v in values]
+        names = default_names if task_names is None else [str(t) for t in task_names]
+        if len(names) != len(blocks):
+            raise ValueError(f"{len(names)} task names for {len(blocks)} tasks")
+        tasks = [Task(Xm, ym, n) for (Xm, ym), n in zip(blocks, names)]
+        return cls(tasks, name, None if feature_names is None else list(feature_names), description)
+
+    def __repr__(self):
+        sizes = [t.n_samples for t in self.tasks]
+        if not sizes:
+            return f"MultiTaskDataset({self.name!r}: no tasks)"
+        per_task = f"{sizes[0]} per task" if min(sizes) == max(sizes) else f"{min(sizes)} to {max(sizes)} per task"
+        width = self.n_features
+        features = f"{width} features" if width is not None else "features differ by task"
+        kinds = {_storage(t.X) for t in self.tasks}
+        return (f"MultiTaskDataset({self.name!r}: {len(sizes)} task{'s' * (len(sizes) != 1)}, {sum(sizes)} examples "
+                f"({per_task}), {features}, {'/'.join(sorted(kinds))})")
 
     def __len__(self):
         return len(self.tasks)

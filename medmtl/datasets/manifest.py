@@ -15,7 +15,9 @@ Loaders check every file against ``files`` before parsing it, so a damaged file 
 reaches a parser, and the parsed data against ``loaders`` afterwards. A folder named by
 ``MEDMTL_DATA`` may carry its own manifest (for data changed on purpose); without one, the
 bundled manifest applies. Check a folder with ``python -m medmtl.datasets``; regenerate
-its manifest after an intended change with ``python -m medmtl.datasets --write``.
+its manifest after an intended change with ``python -m medmtl.datasets --write``
+(:func:`medmtl.datasets.sources.build_manifest` and ``check_folder``, which know the data
+sets; this module knows only files).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import os
 from pathlib import Path
 
 __all__ = ["MANIFEST_NAME", "DataFileError", "data_home", "read_manifest", "verified_path",
-           "file_sha256", "check_shape", "build_manifest", "check_folder"]
+           "file_sha256", "check_shape"]
 
 MANIFEST_NAME = "MANIFEST.json"
 SHAPE_FIELDS = ("rows", "features", "tasks", "classes")
@@ -230,82 +232,3 @@ def check_shape(key, found, paths):
         raise DataFileError(f"{files} parsed to " + ", ".join(f"{f}={found[f]}" for f in wrong)
                             + f"; {manifest_path} expects " + ", ".join(f"{f}={expected.get(f)}" for f in wrong)
                             + f" for {expected.get('loader', key)}")
-
-
-def _data_files(home):
-    home = Path(home)
-    return sorted(p.relative_to(home).as_posix() for p in home.rglob("*")
-                  if p.is_file() and p.name not in ("README.md", MANIFEST_NAME))
-
-
-def build_manifest(home, shapes=True):
-    """The manifest of a data folder as it is now: every file's hash and size, every data set's shape.
-
-    Parameters
-    ----------
-    home : path-like
-        The data folder.
-    shapes : bool, default=True
-        Parse every data set whose files the folder holds, for the ``loaders`` table (about
-        15 s for the bundled data); ``False`` leaves the table empty.
-
-    Returns
-    -------
-    dict
-        The ``files`` and ``loaders`` tables (see the module docstring).
-
-    Examples
-    --------
-    >>> manifest = build_manifest(data_home(), shapes=False)
-    >>> manifest["files"]["uci_statlog_heart/heart.dat"]["size"]
-    16623
-    """
-    from medmtl.datasets.loaders import _SOURCES, _parsed_shape  # the loaders import this module
-
-    home = Path(home)
-    files = {rel: {"sha256": file_sha256(home / rel), "size": (home / rel).stat().st_size}
-             for rel in _data_files(home)}
-    # A folder may hold only some of the data sets; the manifest describes those it holds.
-    loaders = {key: {"loader": source.loader, "files": list(source.files), **_parsed_shape(key, home)}
-               for key, source in _SOURCES.items()
-               if shapes and all(rel in files for rel in source.files)}
-    return {"about": "SHA-256 and size of each data file, and the shape each loader parses; "
-                     "regenerate with: python -m medmtl.datasets --write",
-            "files": files, "loaders": loaders}
-
-
-def check_folder(home=None, shapes=True):
-    """Every difference between a data folder and the manifest that applies to it.
-
-    Parameters
-    ----------
-    home : path-like, optional
-        The data folder; default :func:`data_home`.
-    shapes : bool, default=True
-        Also parse every data set and compare its shape (about 15 s); ``False`` compares the
-        files' hashes and sizes only.
-
-    Returns
-    -------
-    list of str
-        One line per file or data set that differs; empty when the folder matches.
-
-    Examples
-    --------
-    >>> check_folder(shapes=False)
-    []
-    """
-    home = data_home() if home is None else Path(home)
-    manifest_path, manifest = read_manifest(home)
-    actual = build_manifest(home, shapes)
-    problems = []
-    for table in ("files", "loaders") if shapes else ("files",):
-        want, have = manifest[table], actual[table]
-        for name in sorted(set(want) | set(have)):
-            if name not in have:
-                problems.append(f"{table}: {name} is in {manifest_path} but not in {home}")
-            elif name not in want:
-                problems.append(f"{table}: {name} is in {home} but not in {manifest_path}")
-            elif want[name] != have[name]:
-                problems.append(f"{table}: {name} is {have[name]}; {manifest_path} has {want[name]}")
-    return problems

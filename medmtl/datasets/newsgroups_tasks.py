@@ -13,7 +13,8 @@ from functools import lru_cache
 import numpy as np
 
 from medmtl.datasets.base import MultiTaskDataset, Task
-from medmtl.datasets.loaders import _verified, load_20newsgroups
+from medmtl.datasets.loaders import load_20newsgroups
+from medmtl.datasets.sources import verified
 
 __all__ = ["TOP_CATEGORIES", "ORDERLY_PROBLEMS", "DEVELOPMENT_TASKS", "newsgroups_corpus", "orderly_problem",
            "development_problem"]
@@ -60,7 +61,7 @@ def newsgroups_corpus(min_df=25, max_docs_per_group=None, random_state=0, groups
     groups : ndarray of str, shape (n_documents,)
     vocabulary : ndarray of str, shape (n_words,)
     """
-    return _corpus(_verified("20newsgroups")[1], min_df, max_docs_per_group, random_state, tuple(groups))
+    return _corpus(verified("20newsgroups")[1], min_df, max_docs_per_group, random_state, tuple(groups))
 
 
 @lru_cache(maxsize=4)
@@ -127,12 +128,15 @@ def development_problem(min_df=25, max_docs_per_group=None, random_state=0):
 
     Parameters
     ----------
-    min_df, max_docs_per_group, random_state
-        As in :func:`newsgroups_corpus`.
+    min_df : int, default=25
+    max_docs_per_group : int, optional
+    random_state : int, default=0
+        The corpus options of :func:`newsgroups_corpus`.
 
     Returns
     -------
     MultiTaskDataset
+        Two tasks over one shared vocabulary.
 
     Examples
     --------

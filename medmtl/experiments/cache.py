@@ -41,9 +41,10 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+import platformdirs
 
 __all__ = ["CacheWarning", "CacheNotWritable", "CellCache", "encode_value", "decode_value", "code_fingerprint",
-           "data_fingerprint", "clear_cache"]
+           "data_fingerprint", "clear_cache", "default_cache_dir"]
 
 FORMAT = "medmtl-cell-1"
 
@@ -241,18 +242,18 @@ def data_fingerprint():
     :func:`~medmtl.datasets.data_home` and the SHA-256 of each listed file there (or its
     absence). The whole folder is fingerprinted rather than the files of each cell: cells
     would have to declare their files, and a declaration that falls behind the code would
-    bring old numbers back silently; changing data is rare, and rehashing the ~30 MB costs a
-    fraction of a second once per process (digests are kept per file version).
+    bring old numbers back silently. Digests are kept per file version, so the folder is
+    hashed once per process.
 
     Returns
     -------
     str
-        64 hexadecimal digits.
+        The digest, in the form of :func:`code_fingerprint`'s.
 
     Examples
     --------
-    >>> len(data_fingerprint())
-    64
+    >>> data_fingerprint() == data_fingerprint()  # the files have not changed in between
+    True
     """
     from medmtl.datasets.manifest import data_home, file_sha256, read_manifest
 
@@ -327,10 +328,30 @@ def _write_problem(folder):
     return None
 
 
+def default_cache_dir():
+    """The cache folder when nobody chooses one: ``$MEDMTL_CACHE`` if set, else
+    ``experiments`` in medmtl's folder of the user's cache directory (``~/.cache/medmtl`` on
+    Linux, as :func:`platformdirs.user_cache_dir` gives it), never the working directory.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Examples
+    --------
+    >>> import os
+    >>> default_cache_dir() == (Path(os.environ["MEDMTL_CACHE"]) if "MEDMTL_CACHE" in os.environ
+    ...                         else Path(platformdirs.user_cache_dir("medmtl")) / "experiments")
+    True
+    """
+    chosen = os.environ.get("MEDMTL_CACHE")
+    if chosen:
+        return Path(chosen)
+    return Path(platformdirs.user_cache_dir("medmtl")) / "experiments"
+
+
 def _is_default_folder(folder):
     """Whether ``folder`` is the cache folder nobody chose: no MEDMTL_CACHE, no cache_dir."""
-    from medmtl.experiments.runner import default_cache_dir  # the runner imports this module
-
     return "MEDMTL_CACHE" not in os.environ and Path(folder) == default_cache_dir()
 
 
@@ -340,8 +361,8 @@ class CellCache:
     Whether the folder can be written is checked when the cache is made, before any cell
     runs: a folder the user chose (``cache_dir``, ``--cache-dir``, ``MEDMTL_CACHE``) that
     cannot be written is a :class:`CacheNotWritable` error naming it; the default folder
-    (``.medmtl_cache`` in the working directory) gives a :class:`CacheWarning` and the
-    cache is off: nothing is read or stored, every cell is computed.
+    (:func:`default_cache_dir`) gives a :class:`CacheWarning` and the cache is off: nothing
+    is read or stored, every cell is computed.
 
     Parameters
     ----------

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from joblib import Parallel, delayed, parallel_config
 
-from medmtl.experiments.cache import CellCache, encode_value
+from medmtl.experiments.cache import CellCache, default_cache_dir, encode_value
 
 __all__ = ["RunOptions", "CellCall", "run_grid", "default_cache_dir"]
 
@@ -125,11 +125,6 @@ class CellCall:
 
     def __call__(self, cell):
         return self.func(**{k: v for k, v in cell.items() if k != VERSION_KEY})
-
-
-def default_cache_dir():
-    """``$MEDMTL_CACHE`` if set, else ``.medmtl_cache`` in the working directory."""
-    return Path(os.environ.get("MEDMTL_CACHE", ".medmtl_cache"))
 
 
 def _guarded(func, i, cell):

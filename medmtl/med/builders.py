@@ -95,6 +95,29 @@ def _block_diag(blocks):
     return sp.block_diag([sp.csr_matrix(b) for b in blocks], format="csr")
 
 
+# The parameters the switched builders share, written once and put into their docstrings.
+_PARAMETER_DOCS = {"data": """    Xs : list of array-like or sparse matrices, each of shape (n_m, n_features)
+        Inputs of each task ``m``.
+    ys : list of array-like, each of shape (n_m,)
+        Labels in {-1, +1} (classification) or real targets (``regression=True``).""", "switched_penalty": """    C : float > 0, default=1.0
+        Upper bound on every multiplier (the slack penalty).
+    alpha : float >= 0, default=1.0
+        Prior odds of a switch being off; larger is sparser.
+    regression : bool, default=False
+        Build the epsilon-insensitive regression dual (two multipliers per example) instead
+        of the classification dual.
+    epsilon : float >= 0, default=0.1
+        Tube half-width for regression (unused for classification)."""}
+
+
+def _shared_parameters(builder):
+    """Put :data:`_PARAMETER_DOCS` into ``builder``'s docstring at its ``{data}`` and
+    ``{switched_penalty}`` places."""
+    if builder.__doc__:  # None under python -OO
+        builder.__doc__ = builder.__doc__.format(**{k: v.strip() for k, v in _PARAMETER_DOCS.items()})
+    return builder
+
+
 def svm_dual(Xs, ys, kernel="linear", C=1.0, regression=False, epsilon=0.1):
     """Independent SVMs (or epsilon-SVRs) of all tasks as one MED dual with no switches.
 
@@ -120,6 +143,7 @@ def svm_dual(Xs, ys, kernel="linear", C=1.0, regression=False, epsilon=0.1):
     return MEDDual(Phi0=Phi0, alpha=0.0, **kw)
 
 
+@_shared_parameters
 def feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=False, epsilon=0.1):
     """(Multi-task) MED feature selection: one switch per feature shared by all tasks.
 
@@ -128,19 +152,8 @@ def feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=False, epsilon=0
 
     Parameters
     ----------
-    Xs : list of array-like or sparse matrices, each of shape (n_m, n_features)
-        Inputs of each task ``m``.
-    ys : list of array-like, each of shape (n_m,)
-        Labels in {-1, +1} (classification) or real targets (``regression=True``).
-    C : float > 0, default=1.0
-        Upper bound on every multiplier (the slack penalty).
-    alpha : float >= 0, default=1.0
-        Prior odds of a switch being off; larger is sparser.
-    regression : bool, default=False
-        Build the epsilon-insensitive regression dual (two multipliers per example) instead
-        of the classification dual.
-    epsilon : float >= 0, default=0.1
-        Tube half-width for regression (unused for classification).
+    {data}
+    {switched_penalty}
 
     Returns
     -------
@@ -163,6 +176,7 @@ def feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=False, epsilon=0
                    term_names=[f"x{d}" for d in range(D)], **kw)
 
 
+@_shared_parameters
 def kernel_selection_dual(Xs, ys, kernels, C=1.0, alpha=1.0, regression=False, epsilon=0.1):
     """(Multi-task) MED kernel selection: one switch per kernel shared by all tasks.
 
@@ -172,22 +186,11 @@ def kernel_selection_dual(Xs, ys, kernels, C=1.0, alpha=1.0, regression=False, e
 
     Parameters
     ----------
-    Xs : list of array-like or sparse matrices, each of shape (n_m, n_features)
-        Inputs of each task ``m``.
-    ys : list of array-like, each of shape (n_m,)
-        Labels in {-1, +1} (classification) or real targets (``regression=True``).
+    {data}
     kernels : list of str, Kernel or callable
         The bank, one switched term per kernel: names or Kernel objects as
         :func:`medmtl.kernels.get_kernel` takes them, or callables.
-    C : float > 0, default=1.0
-        Upper bound on every multiplier (the slack penalty).
-    alpha : float >= 0, default=1.0
-        Prior odds of a switch being off; larger is sparser.
-    regression : bool, default=False
-        Build the epsilon-insensitive regression dual (two multipliers per example) instead
-        of the classification dual.
-    epsilon : float >= 0, default=0.1
-        Tube half-width for regression (unused for classification).
+    {switched_penalty}
 
     Returns
     -------

@@ -51,10 +51,53 @@ def _predict_lists(estimator, Xs, n_words, n_tasks=None):
     return out
 
 
-_C = {"C": [Interval(Real, 0, None, closed="neither")]}
+class _TaskListLogisticRegression(BaseEstimator):
+    """What both baselines share: the parameter ``C``, per-task lists at the door, and the
+    checks; a subclass fits its logistic regression(s) in ``_fit`` and predicts in ``_predict``."""
+
+    _parameter_constraints = {"C": [Interval(Real, 0, None, closed="neither")]}
+
+    def __init__(self, C=100.0):
+        self.C = C
+
+    def _logistic(self, C):
+        return LogisticRegression(C=C, max_iter=1000)
+
+    def fit(self, Xs, ys):
+        """Fit on labelled documents, one matrix per task.
+
+        Parameters
+        ----------
+        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words)
+            Each task's documents (rows), nonnegative word weights.
+        ys : list of array-like of shape (n_i,)
+            Each task's labels.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        params, data = _fit_lists(self, Xs, ys)
+        self._fit(params["C"], data)
+        return self
+
+    def predict(self, Xs):
+        """Labels of new documents.
+
+        Parameters
+        ----------
+        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words)
+            Each task's documents (rows).
+
+        Returns
+        -------
+        list of ndarray of shape (n_i,)
+        """
+        return self._predict(Xs)
 
 
-class SingleTaskLogisticRegression(BaseEstimator):
+class SingleTaskLogisticRegression(_TaskListLogisticRegression):
     """One L2 logistic regression per task (the paper's STL LG).
 
     Parameters
@@ -70,105 +113,40 @@ class SingleTaskLogisticRegression(BaseEstimator):
     [-1, -1, 1, 1]
     """
 
-    _parameter_constraints = _C
-
-    def __init__(self, C=100.0):
-        self.C = C
-
-    def fit(self, Xs, ys):
-        """Fit on labelled documents, one matrix per task.
-
-        Parameters
-        ----------
-        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words)
-            Each task's documents (rows), nonnegative word weights.
-        ys : list of array-like of shape (n_i,)
-            Each task's labels.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        params, data = _fit_lists(self, Xs, ys)
+    def _fit(self, C, data):
         self.models_ = []
         for i, (X, y) in enumerate(data):
             check_two_classes(y, "ys", task=i)
-            self.models_.append(LogisticRegression(C=params["C"], max_iter=1000).fit(X, y))
+            self.models_.append(self._logistic(C).fit(X, y))
         self.n_tasks_ = len(data)
-        return self
 
-    def predict(self, Xs):
-        """Labels of new documents.
-
-        Parameters
-        ----------
-        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words)
-            Each task's documents (rows).
-
-        Returns
-        -------
-        list of ndarray of shape (n_i,)
-        """
+    def _predict(self, Xs):
         check_is_fitted(self, "models_")
         Xs = _predict_lists(self, Xs, self.models_[0].n_features_in_, self.n_tasks_)
         return [m.predict(X) for m, X in zip(self.models_, Xs)]
 
 
-class PooledLogisticRegression(BaseEstimator):
+class PooledLogisticRegression(_TaskListLogisticRegression):
     """One L2 logistic regression on all tasks' documents pooled (the paper's Pooling LG).
 
     Parameters
     ----------
     C : float, default=100.0
-        Inverse strength of the L2 penalty, as in scikit-learn's ``LogisticRegression``.
+        As for :class:`SingleTaskLogisticRegression`.
 
     Examples
     --------
     >>> import numpy as np
-    >>> X = np.array([[1., 0.], [0.9, 0.1], [0., 1.], [0.1, 0.9]]); y = np.array([1, 1, -1, -1])
+    >>> X, y = np.array([[1., 0.], [0.9, 0.1], [0., 1.], [0.1, 0.9]]), np.array([1, 1, -1, -1])
     >>> PooledLogisticRegression().fit([X[:2], X[2:]], [y[:2], y[2:]]).predict([X])[0].tolist()
     [1, 1, -1, -1]
     """
 
-    _parameter_constraints = _C
-
-    def __init__(self, C=100.0):
-        self.C = C
-
-    def fit(self, Xs, ys):
-        """Fit on labelled documents, one matrix per task.
-
-        Parameters
-        ----------
-        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words)
-            Each task's documents (rows), nonnegative word weights.
-        ys : list of array-like of shape (n_i,)
-            Each task's labels.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        params, data = _fit_lists(self, Xs, ys)
+    def _fit(self, C, data):
         y = np.concatenate([y for _, y in data])
         check_two_classes(y, "pooled ys")
-        self.model_ = LogisticRegression(C=params["C"], max_iter=1000).fit(
-            sp.vstack([X for X, _ in data], format="csr"), y)
-        return self
+        self.model_ = self._logistic(C).fit(sp.vstack([X for X, _ in data], format="csr"), y)
 
-    def predict(self, Xs):
-        """Labels of new documents.
-
-        Parameters
-        ----------
-        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words)
-            Each task's documents (rows).
-
-        Returns
-        -------
-        list of ndarray of shape (n_i,)
-        """
+    def _predict(self, Xs):
         check_is_fitted(self, "model_")
         return [self.model_.predict(X) for X in _predict_lists(self, Xs, self.model_.n_features_in_)]

@@ -138,6 +138,17 @@ class _TriFactorization(BaseEstimator):
 
     _parameter_constraints = NMTF_PARAMETERS
 
+    def __init__(self, n_topics=20, max_iter=20, tol=1e-4, plsa_max_iter=50, C=100.0,
+                 fold_in_max_iter=100, normalize_memberships=True, random_state=None):
+        self.n_topics = n_topics
+        self.normalize_memberships = normalize_memberships
+        self.max_iter = max_iter
+        self.tol = tol
+        self.plsa_max_iter = plsa_max_iter
+        self.C = C
+        self.fold_in_max_iter = fold_in_max_iter
+        self.random_state = random_state
+
     def _validate(self, Xs_labeled, ys, Xs_unlabeled):
         """The hyper-parameters as checked, and the checked inputs (copies) and classes."""
         params = validate_params(self.get_params(deep=False), self._parameter_constraints, type(self).__name__)
@@ -284,12 +295,12 @@ class _TriFactorization(BaseEstimator):
         return out
 
     def predict(self, Xs):
-        """Labels of new documents by folding them in (:meth:`fold_in`).
+        """Labels of new documents by folding them in: ``argmax_c`` of :meth:`fold_in`'s memberships.
 
         Parameters
         ----------
-        Xs : list of {sparse matrix, ndarray} of shape (n_i, n_words), one per task
-            (``None`` for a task with nothing to predict).
+        Xs : list of {sparse matrix, ndarray, None}
+            As for :meth:`fold_in`.
 
         Returns
         -------
@@ -393,15 +404,9 @@ class MTS3FLC(_TriFactorization):
 
     def __init__(self, n_topics=20, n_shared_topics=5, max_iter=20, tol=1e-4, plsa_max_iter=50,
                  C=100.0, fold_in_max_iter=100, normalize_memberships=True, random_state=None):
-        self.n_topics = n_topics
+        super().__init__(n_topics, max_iter, tol, plsa_max_iter, C, fold_in_max_iter, normalize_memberships,
+                         random_state)
         self.n_shared_topics = n_shared_topics
-        self.normalize_memberships = normalize_memberships
-        self.max_iter = max_iter
-        self.tol = tol
-        self.plsa_max_iter = plsa_max_iter
-        self.C = C
-        self.fold_in_max_iter = fold_in_max_iter
-        self.random_state = random_state
 
     _parameter_constraints = {**NMTF_PARAMETERS, "n_shared_topics": [Interval(Integral, 0, None, closed="left")]}
 
@@ -449,17 +454,6 @@ class S3FLC(_TriFactorization):
     >>> float(np.mean(model.transduction_[0] == 1))
     1.0
     """
-
-    def __init__(self, n_topics=20, max_iter=20, tol=1e-4, plsa_max_iter=50, C=100.0,
-                 fold_in_max_iter=100, normalize_memberships=True, random_state=None):
-        self.n_topics = n_topics
-        self.normalize_memberships = normalize_memberships
-        self.max_iter = max_iter
-        self.tol = tol
-        self.plsa_max_iter = plsa_max_iter
-        self.C = C
-        self.fold_in_max_iter = fold_in_max_iter
-        self.random_state = random_state
 
     def _initialize(self, params, XL, XU, Y, Xds, classes, rng):
         K = params["n_topics"]

@@ -7,8 +7,8 @@ callable from Python too:
 
 - :func:`row_dot` -- ``x_t . w``, summed in index order;
 - :func:`row_dot_fast` -- the same, but a dense row's sum may be reordered by the compiler so
-  that it vectorises (it differs from :func:`row_dot` by rounding only; SHAMPO's margins,
-  the bottleneck of a dense pass, use it);
+  that it vectorises (it differs from :func:`row_dot` by rounding only; SHAMPO's margins
+  use it);
 - :func:`row_dots` -- ``x_t . W[:, m]`` for every column of ``W``, each summed in index order
   (so ``row_dots(...)[m] == row_dot(rows, t, W[:, m])`` bit for bit);
 - :func:`add_row` -- ``w += c x_t`` on the row's support only.
@@ -234,15 +234,15 @@ def row_dot_fast(rows, t, w):
 
     Parameters
     ----------
-    rows : DenseRows or CsrRows
-    t : int
-        The row.
+    rows, t
+        As for :func:`row_dot`.
     w : ndarray of shape (n_features,)
         Contiguous, so that the sum vectorises.
 
     Returns
     -------
-    margin : float
+    float
+        The margin.
 
     Examples
     --------
@@ -258,8 +258,8 @@ def row_dots(rows, t, W, out):
 
     Parameters
     ----------
-    rows : DenseRows or CsrRows
-    t : int
+    rows, t
+        The row store and the row, as for :func:`row_dot`.
     W : ndarray of shape (n_features, n_columns)
         Row-major, so a sparse row's margins are one pass over its entries, each reading
         a contiguous row of ``W``.
@@ -282,11 +282,12 @@ def add_row(rows, t, w, c):
 
     Parameters
     ----------
-    rows : DenseRows or CsrRows
-    t : int
+    rows, t
+        As for :func:`row_dot`.
     w : ndarray of shape (n_features,)
         Updated in place; may be a strided view.
     c : float
+        The step size.
 
     Examples
     --------

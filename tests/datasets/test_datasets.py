@@ -94,3 +94,37 @@ def test_multiclass_loaders_return_tasks_on_request():
     nci = datasets.load_nci60(targets=[0, 5])
     assert nci[1].X.shape == (6830, 63) and np.array_equal(nci[1].y, X[5])
     assert np.array_equal(nci[1].X[:, 5], X[6])  # row 5 removed, the rest shift left
+
+
+def test_from_arrays_takes_lists_or_stacked_rows_and_dataframe_columns():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(9, 3))
+    y = np.array([1, -1, 1, -1, 1, -1, 1, -1, 1])
+    task = np.array([2, 0, 2, 0, 2, 0, 1, 1, 1])
+    ds = MultiTaskDataset.from_arrays(pd.DataFrame(X, columns=["a", "b", "c"]), y, task, name="toy")
+    assert ds.task_names == ["0", "1", "2"] and ds.feature_names == ["a", "b", "c"]
+    np.testing.assert_array_equal(ds[2].X, X[task == 2])
+    np.testing.assert_array_equal(ds[1].y, y[task == 1])
+    lists = MultiTaskDataset.from_arrays(ds.Xs, ds.ys, task_names=["x", "y", "z"])
+    assert lists.task_names == ["x", "y", "z"] and lists.feature_names is None
+    sparse = MultiTaskDataset.from_arrays(sp.csr_matrix(X), y, task)
+    assert sparse[0].X.format == "csr"
+    with pytest.raises(ValueError, match="rows"):
+        MultiTaskDataset.from_arrays(X, y[:-1], task)
+    with pytest.raises(ValueError, match="lists"):
+        MultiTaskDataset.from_arrays(X, y)
+
+
+def test_reprs_are_one_line_summaries_without_the_arrays():
+    ds = MultiTaskDataset.from_arrays(np.arange(2000.0).reshape(1000, 2), np.ones(1000), np.arange(1000) % 2)
+    assert repr(ds) == "MultiTaskDataset('': 2 tasks, 1000 examples (500 per task), 2 features, dense)"
+    assert repr(ds[0]) == "Task('0', X 500 x 2 dense)"
+
+
+def test_bundled_sets_name_the_features_their_sources_document():
+    derm = datasets.load_dermatology()
+    assert len(derm.feature_names) == 34 and derm.feature_names[10] == "family history"
+    assert derm.feature_names[-1] == "age"
+    assert len(datasets.load_usps("test", scheme="one-vs-rest").feature_names) == 256
+    assert datasets.load_statlog_dna("test", scheme="one-vs-rest").feature_names[:2] == ["pos-30:b1", "pos-30:b2"]

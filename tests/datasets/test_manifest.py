@@ -14,7 +14,7 @@ import pytest
 
 import medmtl
 from medmtl import datasets
-from medmtl.datasets import DataFileError, data_home, manifest
+from medmtl.datasets import DataFileError, data_home, manifest, sources
 from medmtl.datasets.__main__ import main as manifest_command
 
 from data_damage import FILES, READERS
@@ -40,7 +40,7 @@ def _write_manifest(home, monkeypatch):
 
 
 def test_committed_manifest_matches_the_files_and_names_every_data_set():
-    assert manifest.check_folder(shapes=False) == []
+    assert sources.check_folder(shapes=False) == []
     path, committed = manifest.read_manifest()
     assert path == data_home() / "MANIFEST.json"
     # Every data set in the manifest has a reader in the damage tests, with the same files.
@@ -208,6 +208,6 @@ def test_gzip_content_damage_is_found_by_the_parsers(tmp_path, monkeypatch):
 
 def _write_manifest_files_only(home):
     """The folder's own manifest: its files' new hashes, the bundled shapes."""
-    own = manifest.build_manifest(home, shapes=False)
+    own = sources.build_manifest(home, shapes=False)
     own["loaders"] = manifest.read_manifest(data_home())[1]["loaders"]
     (home / "MANIFEST.json").write_text(json.dumps(own))

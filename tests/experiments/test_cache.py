@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from medmtl.experiments import cache as cache_module
-from medmtl.experiments.cache import (CacheWarning, CellCache, clear_cache, code_fingerprint,
+from medmtl.experiments.cache import (CacheWarning, CellCache, clear_cache, code_fingerprint, default_cache_dir,
                                       data_fingerprint, decode_value, encode_value)
 from medmtl.experiments.runner import RunOptions, run_grid
 
@@ -311,7 +311,7 @@ def dermatology_labels(cell):
 
 def permuted_copy(folder, seed):
     """A data folder holding Dermatology with its class column permuted, and its own manifest."""
-    from medmtl.datasets.manifest import build_manifest
+    from medmtl.datasets.sources import build_manifest
 
     source = ROOT / "data" / "uci_dermatology" / "dermatology.data"
     rows = [line.split(",") for line in source.read_text().splitlines() if line.strip()]
@@ -434,14 +434,16 @@ def test_a_chosen_cache_folder_that_cannot_be_written_is_an_error_before_any_cel
 def test_the_default_cache_folder_that_cannot_be_written_warns_and_runs_uncached(
         tmp_path, monkeypatch, restore_permissions, fill):
     monkeypatch.delenv("MEDMTL_CACHE", raising=False)
-    _unwritable(tmp_path / "work" / ".medmtl_cache", fill)
-    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    folder = default_cache_dir()
+    assert folder == tmp_path / "user-cache" / "medmtl" / "experiments"
+    _unwritable(folder, fill)
     log = tmp_path / "log"
     cells = [{"a": a, "log": str(log)} for a in (1, 2)]
     for run in (1, 2):  # nothing was stored: the second run computes every cell again
         with pytest.warns(CacheWarning, match="default experiment cache folder .* cannot be written .*running "
                                               "without the cache"):
-            values = run_grid(counted, cells, name="partial", options=RunOptions(progress=False))
+            values = run_grid(counted, cells, name="partial", options=RunOptions(cache_dir=folder, progress=False))
         assert same(values, [counted({**c, "log": str(tmp_path / "other-log")}) for c in cells])
         assert log.read_text().split() == ["1", "2"] * run
 

@@ -3,6 +3,7 @@
 import json
 
 from medmtl.experiments import cli, registry
+from medmtl.experiments.cache import default_cache_dir
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 
@@ -11,9 +12,12 @@ MED_EXPERIMENTS = ["dermatology", "landmine-kernels", "landmine-kernels-poly", "
 
 
 def test_list_names_every_med_experiment(capsys):
-    assert cli.main(["reproduce", "--list"]) == 0
-    listed = {line.split()[0] for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    listed = {line.split()[0] for line in out.splitlines() if line.strip()}
     assert set(MED_EXPERIMENTS) <= listed
+    assert cli.main(["reproduce", "--list"]) == 0  # the older spelling
+    assert capsys.readouterr().out == out
 
 
 def test_quick_run_writes_json_and_png(tmp_path, capsys):
@@ -72,3 +76,24 @@ def test_clear_cache_recomputes_and_no_cache_stores_nothing(tmp_path, capsys):
     assert run("--no-cache") == ["0", "1"] * 3
     assert not (cache / "test-cli-toy").exists()
     assert run() == ["0", "1"] * 4
+    assert cli.main(["cache", "clear", "test-cli-toy", "--cache-dir", str(cache)]) == 0
+    assert "deleted 2 stored cell file(s)" in capsys.readouterr().out
+    assert run() == ["0", "1"] * 5
+
+
+def test_the_default_cache_lives_in_the_user_cache_directory_not_the_working_one(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("MEDMTL_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    (tmp_path / "user-cache" / "medmtl").mkdir(parents=True)  # where the toy writes its log
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert cli.main(["reproduce", "test-cli-toy", "--out", str(tmp_path / "out")]) == 0
+    assert list(work.iterdir()) == []
+    stored = default_cache_dir() / "test-cli-toy"
+    assert stored.is_relative_to(tmp_path) and len(list(stored.glob("*.json"))) == 2
+    assert cli.main(["cache", "clear"]) == 0
+    assert f"deleted 2 stored cell file(s) from {default_cache_dir()}" in capsys.readouterr().out
+    assert not stored.exists()
+    monkeypatch.setenv("MEDMTL_CACHE", str(tmp_path / "env"))
+    assert default_cache_dir() == tmp_path / "env"

@@ -1,11 +1,9 @@
-"""Mercer kernels and banks of them for MED kernel selection.
+"""The kernel protocol, the elementary kernels, and turning a specification into a kernel.
 
 A kernel is anything callable as ``k(A, B) -> Gram matrix`` of shape
-``(A.shape[0], B.shape[0])``. The classes here add two things the MED solvers use: a name,
-and, where one exists, an explicit feature map (``feature_map(X)``) so that a linear or
-per-feature kernel is handled in feature space and no n x n matrix is ever formed.
-
-Linear and polynomial kernels accept dense arrays and ``scipy.sparse`` matrices alike.
+``(A.shape[0], B.shape[0])``. :class:`Kernel` adds what the MED solvers use: a name, the
+diagonal, and, where one exists, an explicit feature map (``feature_map(X)``) so that a
+linear or per-feature kernel is handled in feature space and no n x n matrix is ever formed.
 """
 
 from __future__ import annotations
@@ -16,24 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import euclidean_distances
 
-__all__ = [
-    "Kernel",
-    "LinearKernel",
-    "PolynomialKernel",
-    "RBFKernel",
-    "SigmoidKernel",
-    "PerFeatureKernel",
-    "ScaledKernel",
-    "CallableKernel",
-    "WeightedSumKernel",
-    "KernelDistance",
-    "get_kernel",
-    "get_kernels",
-    "rbf_bank",
-    "polynomial_bank",
-    "per_feature_kernels",
-    "gram",
-]
+__all__ = ["Kernel", "LinearKernel", "PolynomialKernel", "RBFKernel", "SigmoidKernel", "PerFeatureKernel",
+           "CallableKernel", "get_kernel", "get_kernels"]
 
 
 def _dot(A, B):
@@ -47,8 +29,8 @@ def _dot(A, B):
 def _squared_distances(A, B):
     """Squared Euclidean distances between rows; plain BLAS for dense inputs.
 
-    scikit-learn's ``euclidean_distances`` handles sparse inputs; for dense ones its input
-    validation costs more than the product itself on the small per-task blocks MED uses.
+    scikit-learn's ``euclidean_distances`` handles sparse inputs; dense ones skip its input
+    validation, which the solvers' many small per-task blocks would pay again and again.
     """
     if sp.issparse(A) or sp.issparse(B):
         return euclidean_distances(A, B, squared=True)
@@ -118,12 +100,14 @@ class Kernel:
         return None
 
     def diag(self, X):
-        """``k(x_i, x_i)`` for every row of ``X``.
+        """``k(x_i, x_i)`` for every row ``x_i`` of ``X`` (dense or sparse), without the Gram matrix.
+
+        The default evaluates the kernel on small diagonal blocks; kernels with a closed form
+        (linear, RBF, ...) override it.
 
         Parameters
         ----------
-        X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-            Rows are examples.
+        X : array-like or sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------
@@ -296,43 +280,6 @@ class PerFeatureKernel(Kernel):
         return _dot(self.feature_map(A), self.feature_map(B))
 
 
-class ScaledKernel(Kernel):
-    """``scale * k(a, b)`` for a kernel ``k`` and ``scale > 0``.
-
-    Parameters
-    ----------
-    kernel : str, Kernel or callable
-        The kernel ``k`` (anything :func:`get_kernel` accepts).
-    scale : float
-        A positive factor.
-
-    Examples
-    --------
-    >>> ScaledKernel(LinearKernel(), 3.0)(np.ones((1, 2)), np.ones((1, 2)))
-    array([[6.]])
-    """
-
-    def __init__(self, kernel, scale):
-        if not np.isfinite(scale) or scale <= 0:
-            raise ValueError(f"kernel scale must be > 0, got {scale!r}")
-        self.kernel = get_kernel(kernel)
-        self.scale = float(scale)
-        self.name = f"{self.scale:g}*{self.kernel.name}"
-        self.mercer = self.kernel.mercer
-
-    def __call__(self, A, B):
-        return self.scale * self.kernel(A, B)
-
-    def diag(self, X):
-        return self.scale * self.kernel.diag(X)
-
-    def feature_map(self, X):
-        F = self.kernel.feature_map(X)
-        if F is None:
-            return None
-        return F * np.sqrt(self.scale)
-
-
 class CallableKernel(Kernel):
     """Wrap any ``k(A, B) -> Gram`` callable, checking the shape and finiteness of its output.
 
@@ -369,125 +316,6 @@ class CallableKernel(Kernel):
         if not np.all(np.isfinite(K)):
             raise ValueError(f"kernel {self.name!r} returned NaN or infinite values")
         return K
-
-
-class WeightedSumKernel(Kernel):
-    """``k(a, b) = sum_d w_d k_d(a, b)``: a bank combined with non-negative weights.
-
-    What MED kernel selection learns (``learned_kernel_``, with the switch posteriors as
-    weights). A callable ``k(A, B)``, so scikit-learn takes it as ``SVC(kernel=k)`` or
-    through its Gram matrix (``kernel="precomputed"``).
-
-    Parameters
-    ----------
-    kernels : list of (str, Kernel or callable)
-        The bank.
-    weights : array-like of shape (len(kernels),)
-        Non-negative weights.
-
-    Attributes
-    ----------
-    kernels : list of Kernel
-    weights : ndarray of shape (len(kernels),)
-
-    Examples
-    --------
-    >>> k = WeightedSumKernel(["linear", RBFKernel(1.0)], [2.0, 0.5])
-    >>> A = np.array([[1.0, 0.0]])
-    >>> k(A, A)
-    array([[2.5]])
-    >>> k.name
-    '2*linear+0.5*rbf1'
-    """
-
-    def __init__(self, kernels, weights):
-        self.kernels = get_kernels(kernels)
-        self.weights = np.array(weights, dtype=float).ravel()
-        if self.weights.size != len(self.kernels):
-            raise ValueError(f"{self.weights.size} weights for {len(self.kernels)} kernels")
-        if not np.all(np.isfinite(self.weights)) or np.any(self.weights < 0):
-            raise ValueError("kernel weights must be finite and >= 0")
-        self.name = "+".join(f"{w:.3g}*{k.name}" for w, k in zip(self.weights, self.kernels))
-        self.mercer = all(k.mercer for k in self.kernels)
-
-    def __call__(self, A, B):
-        K = np.zeros((A.shape[0], B.shape[0]))
-        for w, k in zip(self.weights, self.kernels):
-            if w > 0:
-                K += w * k(A, B)
-        return K
-
-    def diag(self, X):
-        out = np.zeros(X.shape[0])
-        for w, k in zip(self.weights, self.kernels):
-            if w > 0:
-                out += w * k.diag(X)
-        return out
-
-    def feature_map(self, X):
-        maps = [k.feature_map(X) for k in self.kernels]
-        if any(F is None for F in maps):
-            return None
-        parts = [F * np.sqrt(w) for F, w in zip(maps, self.weights)]
-        if any(sp.issparse(F) for F in parts):
-            return sp.hstack([sp.csr_matrix(F) for F in parts], format="csr")
-        return np.hstack(parts)
-
-    def __eq__(self, other):
-        return (type(self) is type(other) and self.kernels == other.kernels
-                and np.array_equal(self.weights, other.weights))
-
-    def __hash__(self):
-        return hash((type(self).__name__, self.name))
-
-
-class KernelDistance:
-    """``d(a, b) = sqrt(sum_d w_d Delta_d(a, b)^2)``, ``Delta_d`` the distance in kernel
-    ``k_d``'s feature space: ``Delta_d^2 = k_d(a, a) + k_d(b, b) - 2 k_d(a, b)``.
-
-    The metric MED kernel selection learns (``learned_metric_``): the distance of
-    :class:`WeightedSumKernel`'s feature space. ``metric(A, B)`` is the distance matrix,
-    for scikit-learn's ``metric="precomputed"`` (k-nearest neighbours, clustering).
-
-    Parameters
-    ----------
-    kernels : list of (str, Kernel or callable)
-    weights : array-like of shape (len(kernels),)
-        Non-negative weights.
-
-    Examples
-    --------
-    >>> metric = KernelDistance(["linear"], [4.0])
-    >>> metric(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]]))
-    array([[10.]])
-    """
-
-    def __init__(self, kernels, weights):
-        self.kernel = WeightedSumKernel(kernels, weights)
-
-    @property
-    def name(self):
-        """``"distance(<the weighted kernel's name>)"``."""
-        return f"distance({self.kernel.name})"
-
-    def __call__(self, A, B):
-        """The distances between the rows of ``A`` and of ``B``.
-
-        Parameters
-        ----------
-        A : {ndarray, sparse matrix} of shape (n_a, n_features)
-        B : {ndarray, sparse matrix} of shape (n_b, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_a, n_b)
-        """
-        k = self.kernel
-        D2 = k.diag(A)[:, None] + k.diag(B)[None, :] - 2.0 * k(A, B)
-        return np.sqrt(np.maximum(D2, 0.0))
-
-    def __repr__(self):
-        return f"KernelDistance({self.kernel.name!r})"
 
 
 _NAMED = {
@@ -548,93 +376,3 @@ def get_kernels(specs):
     if not kernels:
         raise ValueError("the kernel bank is empty")
     return kernels
-
-
-def rbf_bank(gammas):
-    """RBF kernels, one per ``gamma``.
-
-    Parameters
-    ----------
-    gammas : iterable of float
-        The positive widths ``gamma`` of ``exp(-gamma ||a - b||^2)``.
-
-    Returns
-    -------
-    list of RBFKernel
-
-    Examples
-    --------
-    >>> [k.name for k in rbf_bank([0.1, 1.0])]
-    ['rbf0.1', 'rbf1']
-    """
-    return [RBFKernel(g) for g in gammas]
-
-
-def polynomial_bank(degrees, gamma=1.0, coef0=1.0):
-    """Polynomial kernels, one per degree.
-
-    Parameters
-    ----------
-    degrees : iterable of int
-        The degrees, each at least 1.
-    gamma : float, default=1.0
-        The scale of the inner product, shared by every kernel.
-    coef0 : float, default=1.0
-        The offset, shared by every kernel.
-
-    Returns
-    -------
-    list of PolynomialKernel
-
-    Examples
-    --------
-    >>> [k.name for k in polynomial_bank([1, 2])]
-    ['poly1', 'poly2']
-    """
-    return [PolynomialKernel(d, gamma, coef0) for d in degrees]
-
-
-def per_feature_kernels(n_features):
-    """The ``n_features`` per-feature linear kernels ``k_d(a, b) = a[d] b[d]``.
-
-    Parameters
-    ----------
-    n_features : int
-        The number of input features ``d = 0 .. n_features - 1``.
-
-    Returns
-    -------
-    list of PerFeatureKernel
-
-    Examples
-    --------
-    >>> len(per_feature_kernels(3))
-    3
-    """
-    return [PerFeatureKernel(d) for d in range(int(n_features))]
-
-
-def gram(kernel, A, B=None):
-    """Gram matrix of ``kernel`` between the rows of ``A`` and ``B`` (default ``A``).
-
-    Parameters
-    ----------
-    kernel : str, Kernel or callable
-        Anything :func:`get_kernel` accepts.
-    A : {ndarray, sparse matrix} of shape (n_a, n_features)
-        Rows are examples.
-    B : {ndarray, sparse matrix} of shape (n_b, n_features), default=None
-        Rows are examples; ``None`` means ``A``.
-
-    Returns
-    -------
-    ndarray of shape (n_a, n_b)
-
-    Examples
-    --------
-    >>> gram("linear", np.eye(2))
-    array([[1., 0.],
-           [0., 1.]])
-    """
-    kernel = get_kernel(kernel)
-    return kernel(A, A if B is None else B)
