@@ -4,6 +4,10 @@ Xu, Tang & Jebara, "Active Multitask Learning with Committees" (``amlc_xu_tang_j
 in the seeds), Algorithm 1. Its baselines live in :mod:`medmtl.online.independent` (Random,
 Independent) and :mod:`medmtl.online.peer` (PEER, PEER+Share); the round conventions they
 all share are in :mod:`medmtl.online.active`.
+
+AMLC and PEER come in two flavours (``variant``): the algorithm as the paper prints it (the
+default), and as the first author's published code runs it, whose differences each learner's
+docstring lists. The paper's Table 1 was made with that code.
 """
 
 from __future__ import annotations
@@ -16,9 +20,13 @@ from numba import njit
 from medmtl._validation import Options
 from medmtl.online.active import (COMMITTEE_PARAMETERS, ActiveLearner, buy_label, committee_margin, log_prediction,
                                   reweight, selective_probability, share_example)
-from medmtl.online.rows import row_dots
+from medmtl.online.rows import add_row, row_dots
 
 __all__ = ["AMLC", "Committees", "amlc_asks", "amlc_rounds"]
+
+# "paper": the algorithm as the paper prints it; "authors-code": as the first author's public
+# code (``humble_peer.py`` in GitHub ``JingxiXu/humble-peer-amtl``) computes it.
+VARIANTS = ("paper", "authors-code")
 
 
 class Committees(NamedTuple):
@@ -29,9 +37,14 @@ class Committees(NamedTuple):
     tau : ndarray of shape (n_tasks, n_tasks)
         Row ``k`` is task ``k``'s committee; updated in place.
     scale : float
-        1 ("mean" confidence) or K ("sum").
+        The committee margin is ``scale * <p_k, tau_k>``: 1 ("mean" confidence, and always in
+        the authors' code flavour, whose rows carry their own mass) or K ("sum").
     b, C : float
     share, share_on_mistake : bool
+    authors_code : bool
+        Play the rounds as the authors' code does (see :class:`AMLC`, ``variant``).
+    mass : float
+        What the authors' code flavour renormalises each row to (1 or K); unused otherwise.
     """
 
     tau: np.ndarray
@@ -40,6 +53,8 @@ class Committees(NamedTuple):
     C: float
     share: bool
     share_on_mistake: bool
+    authors_code: bool
+    mass: float
 
 
 @njit(cache=True, nogil=True)
@@ -65,6 +80,52 @@ def amlc_asks(committees, rows, t, W, k, u, left, scores):
 
 
 @njit(cache=True, nogil=True)
+def code_reweight(row, losses, C, mass):
+    """The authors' code's committee update: ``l <- l / sum(l)`` (unless zero), then
+    ``row_m <- row_m exp(-C l_m)``, then ``row <- row * mass / sum(row)``.
+
+    Sums run left to right, as Python's ``sum`` does in that code; ``losses`` is normalised in
+    place.
+
+    Parameters
+    ----------
+    row : ndarray of shape (n_tasks,)
+        Updated in place.
+    losses : ndarray of shape (n_tasks,)
+    C, mass : float
+    """
+    lam = 0.0
+    for m in range(losses.size):
+        lam += losses[m]
+    if lam != 0.0:
+        for m in range(losses.size):
+            losses[m] = losses[m] / lam
+    for m in range(row.size):
+        row[m] = row[m] * np.exp(-C * losses[m])
+    total = 0.0
+    for m in range(row.size):
+        total += row[m]
+    for m in range(row.size):
+        row[m] = row[m] * mass / total
+
+
+@njit(cache=True, nogil=True)
+def code_share(rows, t, W, scores, weights, k, y, reference, log):
+    """Data sharing as the authors' code does it: ``sign(0) = -1`` for the peers' signs.
+
+    Task ``m != k`` gets ``w_m += y x_t`` when ``weights[m] >= weights[k]`` and
+    ``sign(scores[m])`` (``-1`` at zero) differs from ``reference``.
+    """
+    for m in range(scores.size):
+        if m == k:
+            continue
+        sign = 1 if scores[m] > 0 else -1
+        if sign != reference and weights[m] >= weights[k]:
+            add_row(rows, t, W[:, m], float(y))
+            log.updates_per_task[m] += 1
+
+
+@njit(cache=True, nogil=True)
 def amlc_rounds(committees, rows, rounds, W, port, left, log):
     """Play AMLC's rounds (Algorithm 1); updates ``W`` and the committees in place.
 
@@ -82,8 +143,13 @@ def amlc_rounds(committees, rows, rounds, W, port, left, log):
     for t in range(rounds.tasks.size):
         k = rounds.tasks[t]
         committee = committees.tau[k]
+        code = committees.authors_code
         p, asks = amlc_asks(committees, rows, t, W, k, rounds.uniforms[t], left, scores)
         predicted = log_prediction(log, t, p)
+        if code and p == 0.0:
+            # the authors' code predicts -1 at margin 0
+            predicted = -1
+            log.predictions[t] = -1
         if not asks:
             continue
         y = buy_label(port, rows, rounds, t, W, predicted, log)
@@ -93,11 +159,34 @@ def amlc_rounds(committees, rows, rounds, W, port, left, log):
         # l_km: the hinge loss of peer m on this round's margins (the weights before its updates)
         for m in range(scores.size):
             losses[m] = max(1.0 - y * scores[m], 0.0)
-        reweight(committee, losses, committees.C, True)
+            if code:
+                losses[m] = min(losses[m], 2.0)
+        if code:
+            code_reweight(committee, losses, committees.C, committees.mass)
+        else:
+            reweight(committee, losses, committees.C, True)
         if committees.share:
             reference = y if committees.share_on_mistake else predicted
-            share_example(rows, t, W, scores, committee, k, y, reference, committee[k], log)
+            if code:
+                code_share(rows, t, W, scores, committee, k, y, reference, log)
+            else:
+                share_example(rows, t, W, scores, committee, k, y, reference, committee[k], log)
     return 0, rounds.tasks.size
+
+
+def resolve_variant(settings, defaults):
+    """Fill the parameters left at ``None`` in checked ``settings`` with their variant's values.
+
+    Parameters
+    ----------
+    settings : dict
+        The checked parameters, with ``"variant"``; updated in place.
+    defaults : dict
+        Per variant, the value of each parameter that ``None`` stands for.
+    """
+    for name, value in defaults[settings["variant"]].items():
+        if settings[name] is None:
+            settings[name] = value
 
 
 class AMLC(ActiveLearner):
@@ -133,17 +222,45 @@ class AMLC(ActiveLearner):
         paper). ``C = 0`` keeps the committees uniform.
     share : bool, default=True
         Share queried examples with similar tasks (section 3.2). ``False`` is an ablation.
-    share_on : {"disagreement", "mistake"}, default="disagreement"
+    share_on : {"disagreement", "mistake"} or None, default=None
         Which peers receive a shared example: those whose sign disagrees with the committee
         prediction ``y_hat`` (Algorithm 1, line 14, literally), or those whose sign
-        disagrees with the true label (a mistake-driven reading of the same line).
-    confidence : {"mean", "sum"}, default="mean"
+        disagrees with the true label (a mistake-driven reading of the same line, and what
+        the authors' code does). ``None``: the variant's, ``"disagreement"`` for
+        ``"paper"``, ``"mistake"`` for ``"authors-code"``.
+    confidence : {"mean", "sum"} or None, default=None
         ``"mean"``: ``p = sum_m tau_km p_km`` with rows of ``tau`` summing to one, as
-        Algorithm 1 is printed. ``"sum"``: ``p`` is ``K`` times that, i.e. committee weights
-        that start at 1 and sum to ``K``, as in the first author's public code
-        (``humble_peer.py`` in ``JingxiXu/humble-peer-amtl``). Only the query probability
-        changes (``"sum"`` is ``"mean"`` with ``b / K``); predictions, the ``tau`` update and
-        the sharing test are scale-free.
+        Algorithm 1 is printed. ``"sum"``: committee weights that start at 1 and sum to
+        ``K``, as in the authors' code, so ``p`` is ``K`` times the ``"mean"`` margin. Only
+        the query probability changes: ``"sum"`` is ``"mean"`` with ``b / K`` (on 29 fields,
+        a 29 times smaller query scale); predictions, the ``tau`` update and the sharing
+        test are scale-free. ``None``: the variant's, ``"mean"`` for ``"paper"``, ``"sum"``
+        for ``"authors-code"``.
+    variant : {"paper", "authors-code"}, default="paper"
+        ``"paper"``: Algorithm 1 as printed (above). ``"authors-code"``: the rounds as the
+        first author's public code computes them (``committee()`` in ``humble_peer.py``,
+        GitHub ``JingxiXu/humble-peer-amtl``), which differs in these places:
+
+        - the committee predicts ``-1`` at margin 0, and a peer's sign in the sharing test
+          is ``-1`` at margin 0 (``+1`` in the paper variant);
+        - examples go to peers whose sign differs from the true label
+          (``share_on="mistake"`` unless given);
+        - the hinge losses are capped at 2, ``l_km = min((1 - y p_km)_+, 2)``;
+        - committee weights start at 1 and are renormalised to sum to ``K``
+          (``confidence="sum"`` unless given; ``"mean"`` renormalises to 1 instead), so
+          ``committee_weights_`` rows sum to ``K``;
+        - the losses are divided by their sum first, ``l <- l / sum(l)``, and the weights
+          then multiplied by ``exp(-C l)``; sums run left to right. The paper variant
+          computes ``exp(l * (-C / lambda))``: the same number up to rounding.
+        - the row is renormalised on every queried round, also when every loss is zero.
+
+        The code runs ``C = log 30`` (its script) where the paper chooses C by
+        cross-validation. With sharing, this flavour keeps the K perceptrons equal and the
+        committees uniform from its start (a label one task gets wrong goes to every peer,
+        all equally weighted and all equally wrong), so in exact arithmetic it is one pooled
+        perceptron and C has no effect; the published code leaves that state only through
+        the rounding of its margins. Test-time predictions are the same in both (``sign(0) = +1``
+        there too, as the code's ``test()`` has it).
     budget : int or None, default=None
         The most labels to pay for; learning ends when it is spent.
     random_state : int, numpy.random.Generator or None, default=None
@@ -154,7 +271,8 @@ class AMLC(ActiveLearner):
     weights_ : ndarray of shape (n_tasks, n_features)
         The perceptrons ``w`` (row per task).
     committee_weights_ : ndarray of shape (n_tasks, n_tasks)
-        The relationship matrix ``tau``; row ``k`` is task ``k``'s committee.
+        The relationship matrix ``tau``; row ``k`` is task ``k``'s committee (rows sum to
+        one; to ``K`` in the authors' code variant with ``"sum"`` confidence).
     classes_ : list of ndarray of shape (2,)
         Each task's two labels (the oracle's ``classes``); a margin >= 0 predicts the second.
     feature_names_in_ : ndarray of str
@@ -184,22 +302,43 @@ class AMLC(ActiveLearner):
     >>> model.learn_one(Xs[2][0], ys[2][0], task=2)
     >>> model.predict_one(Xs[2][0], task=2) in (-1, 1)
     True
+
+    The authors' code flavour keeps committee rows of mass K:
+
+    >>> code = AMLC(variant="authors-code", random_state=0).fit(Xs, LabelOracle(ys))
+    >>> code.committee_weights_.sum(axis=1).round(6).tolist()
+    [3.0, 3.0, 3.0]
     """
 
     _parameter_constraints = {**ActiveLearner._parameter_constraints, **COMMITTEE_PARAMETERS,
-                              "confidence": [Options("mean", "sum")]}
+                              "share_on": [Options(None, "disagreement", "mistake")],
+                              "confidence": [Options(None, "mean", "sum")],
+                              "variant": [Options(*VARIANTS)]}
+    # What a parameter left at None means in each variant.
+    _variant_defaults = {"paper": {"share_on": "disagreement", "confidence": "mean"},
+                         "authors-code": {"share_on": "mistake", "confidence": "sum"}}
 
-    def __init__(self, b=1.0, C=1.0, share=True, share_on="disagreement", confidence="mean", budget=None,
+    def __init__(self, b=1.0, C=1.0, share=True, share_on=None, confidence=None, variant="paper", budget=None,
                  random_state=None):
         self._init_params(locals())
 
+    def _check_params(self):
+        super()._check_params()
+        resolve_variant(self._settings, self._variant_defaults)
+
     def _start_state(self):
-        self._tau = np.full((self.n_tasks_, self.n_tasks_), 1.0 / self.n_tasks_)
-        self._scale = 1.0 if self._settings["confidence"] == "mean" else float(self.n_tasks_)
+        K, s = self.n_tasks_, self._settings
+        code, mean = s["variant"] == "authors-code", s["confidence"] == "mean"
+        self._mass = 1.0 if mean else float(K)
+        # The paper variant keeps rows summing to one and scales the margin; the authors' code
+        # keeps rows of mass K (scale 1), which rounds differently.
+        self._tau = np.full((K, K), self._mass / K if code else 1.0 / K)
+        self._scale = 1.0 if mean or code else float(K)
 
     def _committees(self):
         s = self._settings
-        return Committees(self._tau, self._scale, s["b"], s["C"], bool(s["share"]), s["share_on"] == "mistake")
+        return Committees(self._tau, self._scale, s["b"], s["C"], bool(s["share"]), s["share_on"] == "mistake",
+                          s["variant"] == "authors-code", self._mass)
 
     def _play_rows(self, rows, rounds, port, left, log):
         return amlc_rounds(self._committees(), rows, rounds, self._W, port, left, log)

@@ -28,6 +28,10 @@ PEER+Share adds AMLC's data sharing (section 3.2) after each bought label. Since
 "similar tasks" as the peers whose weight is at least the uniform weight ``1/(K-1)`` they
 started with.
 
+The published code of the AMLC paper's first author (``peer()`` in ``humble_peer.py``,
+GitHub ``JingxiXu/humble-peer-amtl``) plays PEER differently; ``variant="authors-code"``
+follows it (see :class:`PEER`).
+
 Randomness: each round consumes two uniforms (own confidence, then peers' confidence),
 whether or not the second is used; see :mod:`medmtl.online.active` for the other
 conventions (``sign(0) = +1``, budget).
@@ -35,17 +39,18 @@ conventions (``sign(0) = +1``, budget).
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from numbers import Real
-
+from medmtl._validation import Options
 from medmtl.online._checks import LARGE, Capped
 from medmtl.online.active import (COMMITTEE_PARAMETERS, ActiveLearner, buy_label, committee_margin, log_prediction,
                                   perceptron_step, reweight, selective_probability, share_example)
-from medmtl.online.rows import row_dot, row_dots
+from medmtl.online.amlc import VARIANTS, resolve_variant
+from medmtl.online.rows import add_row, row_dot, row_dots
 
 __all__ = ["PEER", "PEERShare", "Peers", "peer_asks", "peer_rounds"]
 
@@ -61,6 +66,8 @@ class Peers(NamedTuple):
     share, share_on_mistake : bool
     peer_labels : ndarray of int64 of shape (n_tasks,)
         Rounds on which each task learnt from its peers' label; incremented in place.
+    authors_code : bool
+        Play the rounds as the authors' code does (see :class:`PEER`, ``variant``).
     """
 
     tau: np.ndarray
@@ -70,6 +77,7 @@ class Peers(NamedTuple):
     share: bool
     share_on_mistake: bool
     peer_labels: np.ndarray
+    authors_code: bool
 
 
 # What a PEER round does once its task's margin is known.
@@ -108,6 +116,23 @@ def peer_asks(peers, rows, t, W, k, u, left, scores):
 
 
 @njit(cache=True, nogil=True)
+def code_share_all(rows, t, W, scores, k, y, reference, log):
+    """PEER+Share's sharing as the authors' code does it: every peer ``m != k`` whose sign
+    differs from ``reference`` gets ``w_m += y x_t``, where a zero margin's sign is 0 (so it
+    always differs).
+
+    The code's similarity test compares with a self weight of ``(3 - K) / (K - 1)`` that is
+    never updated, which no peer weight is below (K >= 2): every peer passes it.
+    """
+    for m in range(scores.size):
+        if m == k:
+            continue
+        if scores[m] == 0.0 or (scores[m] > 0) != (reference > 0):
+            add_row(rows, t, W[:, m], float(y))
+            log.updates_per_task[m] += 1
+
+
+@njit(cache=True, nogil=True)
 def peer_rounds(peers, rows, rounds, W, port, left, log):
     """Play PEER's rounds (see the module notes); updates ``W`` and the peers in place.
 
@@ -131,22 +156,34 @@ def peer_rounds(peers, rows, rounds, W, port, left, log):
         predicted = log_prediction(log, t, p)
         if asks == _CONFIDENT:
             continue
+        code = peers.authors_code
         if asks == _FROM_PEERS:
             # The peers are confident: learn from their label, pay nothing.
             peers.peer_labels[k] += 1
-            perceptron_step(rows, t, W, k, 1 if peer >= 0 else -1, predicted, log)
+            label = 1 if peer >= 0 else -1
+            if code:
+                # the authors' code adds the peers' label whether or not it differs
+                add_row(rows, t, W[:, k], float(label))
+                log.updates_per_task[k] += 1
+            else:
+                perceptron_step(rows, t, W, k, label, predicted, log)
             continue
         y = buy_label(port, rows, rounds, t, W, predicted, log)
         if y > 1:
             return y, t
         left -= 1
         if K > 1:
-            for m in range(K):
-                losses[m] = max(1.0 - y * scores[m], 0.0) if m != k else 0.0
-            reweight(peers.tau[k], losses, peers.C, False)
+            # the authors' code reweights only when the task's own prediction was wrong
+            if not code or y != predicted:
+                for m in range(K):
+                    losses[m] = max(1.0 - y * scores[m], 0.0) if m != k else 0.0
+                reweight(peers.tau[k], losses, peers.C, False)
             if peers.share:
                 reference = y if peers.share_on_mistake else predicted
-                share_example(rows, t, W, scores, peers.tau[k], k, y, reference, 1.0 / (K - 1), log)
+                if code:
+                    code_share_all(rows, t, W, scores, k, y, reference, log)
+                else:
+                    share_example(rows, t, W, scores, peers.tau[k], k, y, reference, 1.0 / (K - 1), log)
     return 0, rounds.tasks.size
 
 
@@ -160,16 +197,34 @@ class PEER(ActiveLearner):
     b : float, default=1.0
         Confidence scale of the task's own margin: it asks for help with probability
         ``b / (b + |p_kk|)``.
-    peer_b : float, default=1.0
+    peer_b : float or None, default=None
         Confidence scale of the peers' weighted margin: the oracle is asked with probability
-        ``peer_b / (peer_b + |p~|)``.
+        ``peer_b / (peer_b + |p~|)``. ``None``: the variant's, 1 for ``"paper"``, 5 for
+        ``"authors-code"`` (the code's ``bq``).
     C : float, default=1.0
-        How fast peer weights decay with loss; ``C = 0`` keeps them uniform.
+        How fast peer weights decay with loss; ``C = 0`` keeps them uniform. The authors'
+        code has no C: its update is this one with ``C = 1``.
     share : bool, default=False
         Add AMLC's data sharing (this is PEER+Share; see :class:`PEERShare`).
-    share_on : {"disagreement", "mistake"}, default="disagreement"
+    share_on : {"disagreement", "mistake"} or None, default=None
         As for :class:`~medmtl.online.amlc.AMLC`: share with peers whose sign differs from
-        the task's prediction, or from the true label.
+        the task's prediction, or from the true label. ``None``: the variant's,
+        ``"disagreement"`` for ``"paper"``, ``"mistake"`` for ``"authors-code"``.
+    variant : {"paper", "authors-code"}, default="paper"
+        ``"paper"``: the algorithm of the module notes. ``"authors-code"``: as ``peer()``
+        in the AMLC authors' ``humble_peer.py`` plays it, which differs in these places:
+
+        - on a round the peers answer, the task always adds ``sign(p~) x`` to its
+          perceptron (the paper variant only when that label differs from its own
+          prediction);
+        - the peer weights learn only on bought labels that the task's own prediction got
+          wrong (the paper variant: every bought label);
+        - the peers' confidence scale is ``peer_b = 5`` unless given;
+        - PEER+Share gives a bought example to every peer whose sign differs from the true
+          label (``share_on="mistake"`` unless given), a zero margin counting as a
+          differing sign; the code's similarity test passes every peer.
+
+        Both predict ``+1`` at margin 0.
     budget : int or None, default=None
         The most labels to buy from the oracle; learning ends when it is spent.
     random_state : int, numpy.random.Generator or None, default=None
@@ -211,11 +266,20 @@ class PEER(ActiveLearner):
     _n_uniforms = 2
 
     _parameter_constraints = {**ActiveLearner._parameter_constraints, **COMMITTEE_PARAMETERS,
-                              "peer_b": [Capped(Real, 0, LARGE, closed="right")]}
+                              "peer_b": [None, Capped(Real, 0, LARGE, closed="right")],
+                              "share_on": [Options(None, "disagreement", "mistake")],
+                              "variant": [Options(*VARIANTS)]}
+    # What a parameter left at None means in each variant.
+    _variant_defaults = {"paper": {"peer_b": 1.0, "share_on": "disagreement"},
+                         "authors-code": {"peer_b": 5.0, "share_on": "mistake"}}
 
-    def __init__(self, b=1.0, peer_b=1.0, C=1.0, share=False, share_on="disagreement", budget=None,
+    def __init__(self, b=1.0, peer_b=None, C=1.0, share=False, share_on=None, variant="paper", budget=None,
                  random_state=None):
         self._init_params(locals())
+
+    def _check_params(self):
+        super()._check_params()
+        resolve_variant(self._settings, self._variant_defaults)
 
     def _start_state(self):
         K = self.n_tasks_
@@ -225,7 +289,7 @@ class PEER(ActiveLearner):
     def _peers(self):
         s = self._settings
         return Peers(self._tau, s["b"], s["peer_b"], s["C"], bool(s["share"]), s["share_on"] == "mistake",
-                     self._peer_labels)
+                     self._peer_labels, s["variant"] == "authors-code")
 
     def _play_rows(self, rows, rounds, port, left, log):
         return peer_rounds(self._peers(), rows, rounds, self._W, port, left, log)
@@ -261,7 +325,7 @@ class PEERShare(PEER):
         As for :class:`PEER`.
     share : bool, default=True
         Share bought labels (``False`` is plain :class:`PEER`).
-    share_on, budget, random_state
+    share_on, variant, budget, random_state
         As for :class:`PEER`.
 
     Examples
@@ -272,6 +336,6 @@ class PEERShare(PEER):
     (True, True)
     """
 
-    def __init__(self, b=1.0, peer_b=1.0, C=1.0, share=True, share_on="disagreement", budget=None,
+    def __init__(self, b=1.0, peer_b=None, C=1.0, share=True, share_on=None, variant="paper", budget=None,
                  random_state=None):
         self._init_params(locals())

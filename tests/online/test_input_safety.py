@@ -395,7 +395,7 @@ _BAD_VALUES = {
     "coef0": [np.nan, np.inf], "eta": [np.nan, 0.0, np.inf, 1e300], "budget": [np.inf, np.nan, -1, 2.5, 10 ** 30],
     "query_probability": [np.nan, 1.5, -0.1], "n_queries": [0, 1.5, 10 ** 30], "prior_rounds": [0, np.inf],
     "block_size": [0, 10 ** 30, 4.0], "random_state": [-1, "seed", 1.5], "scale": ["l2"], "strategy": ["greedy"],
-    "prior": [[np.nan, 1.0, 1.0], [1e-300, 1.0, 1.0], "best"], "share": ["yes"], "share_on": ["always"],
+    "prior": [[np.nan, 1.0, 1.0], [1e-300, 1.0, 1.0], "best"], "share": ["yes"], "share_on": ["always"], "variant": ["code", None],
     "confidence": ["max"], "zero_feedback": ["skip"], "aggressive": ["yes", None], "dtype": ["float16"],
     "kernel": ["laplacian", 3],
 }

@@ -135,7 +135,7 @@ def test_peer_pickle_seed_mutation_dense_sparse():
 
 
 @pytest.mark.parametrize("params,match", [
-    ({"peer_b": 0.0}, "peer_b must be > 0"),
+    ({"peer_b": 0.0}, "peer_b must be None or > 0"),
     ({"b": -1.0}, "b must be > 0"),
     ({"C": -0.5}, "C must be >= 0"),
     ({"share_on": "x"}, "share_on"),
@@ -161,3 +161,59 @@ def test_peer_bad_inputs():
     assert not hasattr(PEER(), "n_peer_labels_")
     with pytest.raises(TypeError, match="mixes"):
         PEER().fit([sp.csr_matrix(Xs[0])] + Xs[1:], LabelOracle(ys))
+
+
+# ------------------------------------------------------------------ the authors' code flavour
+def _one_feature(rows_per_task):
+    return [np.ones((n, 1)) for n in rows_per_task]
+
+
+@pytest.mark.parametrize("variant,w0", [("paper", -1.0), ("authors-code", -2.0)])
+def test_code_flavour_always_adds_the_peers_label(variant, w0):
+    # b huge: every round asks the peers; peer_b tiny: the peers answer whenever their margin
+    # is not zero. Round 1 buys task 1's label -1 (w_1 = -1). Rounds 2 and 3: task 0 gets
+    # the peers' -1; on round 3 its own prediction is already -1.
+    Xs, ys = _one_feature([2, 1]), [np.array([1, 1]), np.array([-1])]
+    model = PEER(b=1e9, peer_b=1e-9, variant=variant, random_state=0).fit(Xs, ys, order=[[1, 0], [0, 0], [0, 1]])
+    assert model.n_queries_ == 1 and model.n_peer_labels_ == 2
+    assert model.weights_[:, 0].tolist() == [w0, -1.0]
+
+
+@pytest.mark.parametrize("variant", ["paper", "authors-code"])
+def test_code_flavour_learns_peer_weights_only_from_its_own_mistakes(variant):
+    # Every label is bought. Round 1: task 1 learns w_1 = -1. Round 2: task 0 predicts +1 at
+    # margin 0 and buys +1 (right); its peers' hinge losses are 2 (task 1) and 1 (task 2).
+    Xs, ys = _one_feature([1, 1, 1]), [np.array([1]), np.array([-1]), np.array([1])]
+    model = PEER(b=1e9, peer_b=1e9, C=1.0, variant=variant, random_state=0).fit(Xs, ys, order=[[1, 0], [0, 0]])
+    tau = model.committee_weights_[0, 1:]
+    if variant == "paper":
+        expected = np.exp(-np.array([2.0, 1.0]) / 3.0)
+        np.testing.assert_allclose(tau, expected / expected.sum(), rtol=1e-14)
+    else:
+        assert tau.tolist() == [0.5, 0.5]
+
+
+def test_code_flavour_peer_confidence_scale_is_five():
+    Xs, ys = related_tasks(n_tasks=5, n=60, seed=2)
+    default = PEER(variant="authors-code", random_state=1).fit(Xs, LabelOracle(ys))
+    five = PEER(variant="authors-code", peer_b=5.0, share_on="mistake", random_state=1).fit(Xs, LabelOracle(ys))
+    one = PEER(variant="authors-code", peer_b=1.0, random_state=1).fit(Xs, LabelOracle(ys))
+    assert np.array_equal(default.weights_, five.weights_) and default.n_queries_ == five.n_queries_
+    assert default.n_queries_ > one.n_queries_  # a wider scale leaves the peers unsure more often
+    assert PEER(random_state=1).fit(Xs, LabelOracle(ys)).n_queries_ == \
+        PEER(peer_b=1.0, share_on="disagreement", variant="paper", random_state=1).fit(Xs, LabelOracle(ys)).n_queries_
+
+
+@pytest.mark.parametrize("variant,shared", [("paper", [0, 0, 0]), ("authors-code", [0, 1, 1])])
+def test_code_flavour_shares_with_every_peer_of_another_sign_zero_included(variant, shared):
+    # Task 0 buys +1 and predicts it (margin 0 is +1 in both). Its peers' margins are 0:
+    # the code's np.sign gives 0, which differs from +1, so both receive the example.
+    Xs, ys = _one_feature([1, 1, 1]), [np.array([1])] * 3
+    model = PEERShare(b=1e9, peer_b=1e9, variant=variant, random_state=0).fit(Xs, ys, order=[[0, 0]])
+    assert model.updates_per_task_.tolist() == shared
+
+
+def test_peer_variant_is_validated():
+    Xs, ys = related_tasks(seed=0)
+    with pytest.raises(ValueError, match="variant"):
+        PEER(variant="code").fit(Xs, LabelOracle(ys))
