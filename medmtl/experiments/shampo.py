@@ -2,25 +2,22 @@
 
 Protocol shared by the experiments
 ----------------------------------
-- Binary tasks come from USPS (its train split for training and validation, its test split
-  for testing), MNIST (only its 10,000-image test split is bundled: it is split, stratified
-  by digit, into 6,000 training, 1,000 validation and 3,000 test images), and document
-  tasks (15 spam users, 4 sentiment domains, 8 20-Newsgroups category pairs; each task
-  split 60 / 15 / 25 % into train / validation / test).
-- A multi-task problem's training stream has as many rounds as its largest task; smaller
-  tasks walk through fresh random permutations of their examples when they run out
-  (``MultiTaskStream.from_tasks(align="cycle")``). One pass; inputs scaled to unit norm.
-- SHAMPO's b is chosen from the grid on the validation split (mean validation error over
-  the problem's tasks); never on the test split. Test error is the mean over tasks.
+- Binary tasks come from USPS (train split for training and validation, test split for
+  testing), MNIST (only its 10,000-image test split is bundled: split, stratified by digit,
+  6,000 / 1,000 / 3,000 into train / validation / test) and documents (15 spam users, 4
+  sentiment domains, 8 20-Newsgroups category pairs; each task split 60 / 15 / 25 %).
+- A problem's training stream has as many rounds as its largest task; smaller tasks walk
+  through fresh random permutations of their examples (``MultiTaskStream.from_tasks(
+  align="cycle")``). One pass; inputs scaled to unit norm.
+- SHAMPO's b is chosen on the validation split (mean validation error over the problem's
+  tasks), never on test. Test error is the mean over tasks; ``measured_std`` holds the
+  standard error of each mean, and ``extra["against_paper"]`` the paper's claims measured.
 - Test labels pass through :func:`~medmtl.experiments.leakage.guard_test_labels` where each
-  task's split is made, and every result records what it chose (or fixed a priori) in
-  ``extra["selection"]``. Training labels the learner never queried (Fig. 4(a) scores its
-  mistakes on them) are used for scoring only and pass through the guard too.
-- The paper's vowel (VJ) data is not available: its rows of Table 1 are not reproduced,
-  MIXED draws its tasks from USPS, MNIST and the documents only, and the bandit section
-  uses USPS (10 classes) instead of the 8 vowels.
+  split is made, and every result records what it chose in ``extra["selection"]``. Training
+  labels the learner never queried (Fig. 4(a) scores its mistakes on them) are guarded too.
+- The paper's vowel (VJ) data is not available: its Table 1 rows are not reproduced, MIXED
+  draws from USPS, MNIST and the documents only, and the bandit section uses USPS.
 """
-
 from __future__ import annotations
 
 from functools import lru_cache
@@ -31,6 +28,8 @@ from medmtl.experiments.leakage import guard_test_labels
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import RunOptions, run_grid
+
+__all__ = ["shampo_table1", "shampo_b_sweep", "shampo_queries", "shampo_bandits", "table1_figure", "PAPER_TABLE1"]
 
 B_GRID = [float(b) for b in np.logspace(-4, 2, 13)]
 B_GRID_QUICK = [1e-3, 1e-2, 1e-1, 1.0]
@@ -48,23 +47,19 @@ PAPER_RANKS = {"mean score": [2.7, 1.1, 5.2, 2.6, 4.3, 5.2]}
 METHODS = ["aggressive exploit", "aggressive SHAMPO", "aggressive uniform",
            "plain exploit", "plain SHAMPO", "plain uniform"]
 COLLECTIONS = list(PAPER_TABLE1)
-PAPER_BANDITS_VOWEL = {"one-vs-rest": 43.5, "one-vs-one-random": 42.5, "one-vs-one-weak": 39.4,
-                       "Banditron": 43.5}
+PAPER_BANDITS_VOWEL = {"one-vs-rest": 43.5, "one-vs-one-random": 42.5, "one-vs-one-weak": 39.4, "Banditron": 43.5}
 
 
 # --------------------------------------------------------------------------- data
 def _stratified_three_way(labels, n_train, n_val, rng):
     """Indices of a stratified train / validation / test split (fractions of each class)."""
-    tr, va, te = [], [], []
-    n = labels.size
+    parts = ([], [], [])
     for c in np.unique(labels):
         idx = rng.permutation(np.flatnonzero(labels == c))
-        a = int(round(idx.size * n_train / n))
-        b = a + int(round(idx.size * n_val / n))
-        tr.append(idx[:a])
-        va.append(idx[a:b])
-        te.append(idx[b:])
-    return [np.sort(np.concatenate(part)) for part in (tr, va, te)]
+        a = round(idx.size * n_train / labels.size)
+        for part, chunk in zip(parts, np.split(idx, [a, a + round(idx.size * n_val / labels.size)])):
+            part.append(chunk)
+    return [np.sort(np.concatenate(part)) for part in parts]
 
 
 @lru_cache(maxsize=4)
@@ -83,13 +78,6 @@ def _digits(name, seed):
     return (X[tr], lab[tr]), (X[va], lab[va]), (X[te], lab[te])
 
 
-def _cap(X, y, cap, rng):
-    if cap is None or y.size <= cap:
-        return X, y
-    idx = np.sort(rng.choice(y.size, cap, replace=False))
-    return X[idx], y[idx]
-
-
 def _digit_tasks(name, scheme, seed, cap_train=None, cap_test=None):
     """Binary tasks (name, train, val, test) of one digit collection; test labels guarded."""
     parts = _digits(name, seed)
@@ -103,8 +91,10 @@ def _digit_tasks(name, scheme, seed, cap_train=None, cap_test=None):
         split = []
         for k, (X, lab) in enumerate(parts):
             keep = np.isin(lab, pos + neg)
-            y = np.where(np.isin(lab[keep], pos), 1, -1)
-            split.append(_cap(X[keep], y, cap_train if k < 2 else cap_test, rng))
+            X_k, y = X[keep], np.where(np.isin(lab[keep], pos), 1, -1)
+            cap = cap_train if k < 2 else cap_test
+            idx = np.sort(rng.choice(y.size, cap, replace=False)) if cap is not None and y.size > cap else slice(None)
+            split.append((X_k[idx], y[idx]))
         split[2] = (split[2][0], guard_test_labels(split[2][1]))
         tasks.append((label, *split))
     return tasks
@@ -131,28 +121,20 @@ def _document_tasks(seed, quick):
     return tasks
 
 
-def _documents(seed, quick):
-    """The document tasks of :func:`_document_tasks` with their test labels guarded (outside
-    its cache, so that a relabelled run never sees, nor leaves, guarded labels there)."""
-    return [(name, tr, va, (te[0], guard_test_labels(te[1]))) for name, tr, va, te in _document_tasks(seed, quick)]
-
-
 def _collection(name, seed, quick):
-    cap_train, cap_test = (600, 400) if quick else (None, None)
-    if name.startswith("USPS") or name.startswith("MNIST"):
-        data, scheme = name.split(" ", 1)
-        return _digit_tasks(data, "1 vs 1" if scheme == "1 vs 1" else "1 vs rest", seed, cap_train, cap_test)
-    if name == "NLP documents":
-        return _documents(seed, quick)
     if name == "MIXED":
         rng = np.random.default_rng([seed, 14])
-        out = []
-        for pool in (_digit_tasks("USPS", "1 vs 1", seed, cap_train, cap_test),
-                     _digit_tasks("MNIST", "1 vs 1", seed, cap_train, cap_test),
-                     _documents(seed, quick)):
-            out += [pool[i] for i in rng.choice(len(pool), min(10, len(pool)), replace=False)]
-        return out
-    raise ValueError(f"unknown collection {name!r}")
+        pools = [_collection(c, seed, quick) for c in ("USPS 1 vs 1", "MNIST 1 vs 1", "NLP documents")]
+        return [pool[i] for pool in pools for i in rng.choice(len(pool), min(10, len(pool)), replace=False)]
+    if name == "NLP documents":
+        # test labels guarded outside the cache of _document_tasks, so that a relabelled run
+        # never sees, nor leaves, guarded labels there
+        return [(n, tr, va, (te[0], guard_test_labels(te[1]))) for n, tr, va, te in _document_tasks(seed, quick)]
+    data, scheme = name.split(" ", 1)
+    if data not in ("USPS", "MNIST"):
+        raise ValueError(f"unknown collection {name!r}")
+    return _digit_tasks(data, "1 vs 1" if scheme == "1 vs 1" else "1 vs rest", seed,
+                        *((600, 400) if quick else (None, None)))
 
 
 def _problem(collection, index, seed, quick):
@@ -188,30 +170,61 @@ def _errors(model, tasks, part):
 
 
 def _variant_runs(tasks, b_grid, repeats, seed, prior=None):
-    """Validation and test error (mean over tasks and repeats) of every method and b."""
-    out = {}
-    for mode in ("aggressive", "plain"):
-        agg = mode == "aggressive"
-        for strategy, bs in (("exploit", [0.0]), ("uniform", [np.inf]), ("shampo", b_grid)):
-            for b in bs:
-                val = test = 0.0
-                for r in range(repeats):
-                    stream, labels, _ = _stream(tasks, [seed, r])
-                    model = _fit(stream, labels, [seed, r, 1], b=b, aggressive=agg, strategy=strategy, prior=prior)
-                    val += _errors(model, tasks, 2).mean() / repeats
-                    test += _errors(model, tasks, 3).mean() / repeats
-                out[(mode, strategy, b)] = (val, test)
-    return out
+    """Validation and test error (mean over tasks and repeats) of every method and b; all
+    the methods of a repeat learn from the same stream."""
+    variants = [(mode, strategy, b) for mode in ("aggressive", "plain")
+                for strategy, bs in (("exploit", [0.0]), ("uniform", [np.inf]), ("shampo", b_grid)) for b in bs]
+    out = dict.fromkeys(variants, np.zeros(2))
+    for r in range(repeats):
+        stream, labels, _ = _stream(tasks, [seed, r])
+        for mode, strategy, b in variants:
+            model = _fit(stream, labels, [seed, r, 1], b=b, aggressive=mode == "aggressive", strategy=strategy,
+                         prior=prior)
+            out[(mode, strategy, b)] = out[(mode, strategy, b)] + [
+                _errors(model, tasks, part).mean() / repeats for part in (2, 3)]
+    return {key: tuple(float(v) for v in value) for key, value in out.items()}
 
 
+def _mean_se(values):
+    """Mean and standard error (ddof = 1; 0 from one value) over the first axis, as lists."""
+    v = np.asarray(values, dtype=float)
+    se = v.std(axis=0, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.zeros(v.shape[1:])
+    return v.mean(axis=0).tolist(), np.asarray(se).tolist()
+
+
+def _plan(options, quick, full):
+    """The run's quick flag, its seed, its b grid, and ``quick`` or ``full`` (its sizes)."""
+    return options.quick, options.seed, (B_GRID_QUICK if options.quick else B_GRID), (quick if options.quick else full)
+
+
+def _experiment(name, description):
+    """:func:`register` for the four experiments below, documenting their one parameter once."""
+    def decorate(func):
+        func.__doc__ += "\n\n    Parameters\n    ----------\n    options : RunOptions\n        How to run: quick " \
+                        "or full, seed, workers, cache.\n    "
+        return register(name, description)(func)
+    return decorate
+
+
+def _settings(quick, seed, **more):
+    return {"quick": quick, "seed": seed, "scaling": "every input to unit norm",
+            "data": "USPS train (85 % train / 15 % validation) and test; MNIST test split only, "
+                    "split 6000 / 1000 / 3000 stratified by digit; documents split 60 / 15 / 25 %",
+            "stream": "one pass; rounds = largest task, smaller tasks cycle through fresh permutations",
+            "selection": "b chosen on the validation split (mean error over tasks), never on test",
+            "spread": "measured_std holds standard errors of the means (ddof = 1)", **more}
+
+
+def _legend_below(ax, ncol=3):
+    # under the axes and their x label, where it cannot cover a curve or a label
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=ncol)
+    return ax
+
+
+# --------------------------------------------------------------------------- Table 1
 def table1_cell(cell):
-    """One multi-task problem of Table 1: the six methods' test errors (%).
-
-    Parameters
-    ----------
-    cell : dict
-        The cell's settings (collection, problem, seed, quick, b_grid (the b values chosen among on validation), repeats).
-    """
+    """The six methods' test errors (%) on one problem of Table 1; ``cell`` holds collection,
+    problem, seed, quick, b_grid (SHAMPO's b values, chosen among on validation) and repeats."""
     tasks = _problem(cell["collection"], cell["problem"], cell["seed"], cell["quick"])
     runs = _variant_runs(tasks, cell["b_grid"], cell["repeats"], cell["seed"])
     result = {"tasks": [t[0] for t in tasks], "rounds": int(max(t[1][1].size for t in tasks))}
@@ -227,82 +240,64 @@ def table1_cell(cell):
     return result
 
 
-def _ranks(rows):
+def _table1_against_paper(measured, se, ranks):
+    """Each Table 1 cell beside the paper's (is the paper's value within 2 standard errors?)."""
+    cells = [{"collection": c, "method": m, "measured": measured[m][i], "standard_error": se[m][i],
+              "paper": PAPER_TABLE1[c][k], "within_2se": abs(measured[m][i] - PAPER_TABLE1[c][k]) <= 2 * se[m][i]}
+             for i, c in enumerate(COLLECTIONS) for k, m in enumerate(METHODS)]
+    order = [METHODS[k] for k in np.argsort(ranks, kind="stable")]
+    return {"cells": cells, "cells_within_2se": int(sum(c["within_2se"] for c in cells)), "n_cells": len(cells),
+            "methods_by_mean_score_rank": order, "paper_best": "aggressive SHAMPO"}
+
+
+@_experiment("shampo-table1", "SHAMPO Table 1: test error and score ranks of exploit / SHAMPO / uniform")
+def shampo_table1(options=RunOptions()):
+    """Table 1: mean test error per collection of the six methods, and their score ranks."""
     from scipy.stats import rankdata
 
-    return np.array([rankdata([row[m] for m in METHODS]) for row in rows])
-
-
-def _settings(quick, seed, **more):
-    base = {"quick": quick, "seed": seed, "scaling": "every input to unit norm",
-            "data": "USPS train (85 % train / 15 % validation) and test; MNIST test split only, "
-                    "split 6000 / 1000 / 3000 stratified by digit; documents split 60 / 15 / 25 %",
-            "stream": "one pass; rounds = largest task, smaller tasks cycle through fresh permutations",
-            "selection": "b chosen on the validation split (mean error over tasks), never on test"}
-    base.update(more)
-    return base
-
-
-@register("shampo-table1", "SHAMPO Table 1: test error and score ranks of exploit / SHAMPO / uniform")
-def shampo_table1(options=RunOptions()):
-    """Table 1: mean test error per collection of the six methods, and their score ranks.
-
-    Parameters
-    ----------
-    options : RunOptions
-        How to run: quick or full, seed, workers, cache.
-    """
-    quick, seed = options.quick, options.seed
-    n_problems, repeats = (1, 1) if quick else (8, 3)
-    b_grid = B_GRID_QUICK if quick else B_GRID
+    quick, seed, b_grid, (n_problems, repeats) = _plan(options, (1, 1), (8, 3))
     cells = [{"collection": c, "problem": p, "seed": seed, "quick": quick, "b_grid": b_grid,
               "repeats": repeats} for c in COLLECTIONS for p in range(n_problems)]
     rows = run_grid(table1_cell, cells, name="shampo-table1", options=options)
-    ranks = _ranks(rows)
-    measured = {m: [] for m in METHODS}
-    std = {m: [] for m in METHODS}
-    rank_table = {}
+    ranks = np.array([rankdata([row[m] for m in METHODS]) for row in rows])
+    measured, se, rank_table, rank_se = {m: [] for m in METHODS}, {m: [] for m in METHODS}, {}, {}
     for c in COLLECTIONS:
         idx = [i for i, cell in enumerate(cells) if cell["collection"] == c]
         for m in METHODS:
-            errs = [rows[i][m] for i in idx]
-            measured[m].append(float(np.mean(errs)))
-            std[m].append(float(np.std(errs)))
-        rank_table[c] = ranks[idx].mean(axis=0).tolist()
-    rank_table["mean score"] = ranks.mean(axis=0).tolist()
-    paper = {m: [PAPER_TABLE1[c][k] for c in COLLECTIONS] for k, m in enumerate(METHODS)}
+            for store, value in zip((measured, se), _mean_se([rows[i][m] for i in idx])):
+                store[m].append(value)
+        rank_table[c], rank_se[c] = _mean_se(ranks[idx])
+    rank_table["mean score"], rank_se["mean score"] = _mean_se(ranks)
     result = ExperimentResult(
         name="shampo-table1",
-        settings=_settings(quick, seed, problems_per_collection=n_problems, tasks_per_problem="2-8" if not quick else "2-4",
+        settings=_settings(quick, seed, problems_per_collection=n_problems, tasks_per_problem="2-4" if quick else "2-8",
                            repeats=repeats, b_grid=b_grid, lam="b/2 (aggressive), 0 (plain)",
                            baselines="exploit = smallest |margin| (b -> 0, lambda = 0); uniform = b -> inf "
                                      "(aggressive: lambda = inf, every queried input updates)",
-                           quick_caps="600 training / 400 test examples per task, spam only for documents"
-                           if quick else None,
+                           quick_caps="600 training / 400 test per task, spam only for documents" if quick else None,
                            missing="VJ (vowel) rows: data not available; MIXED without VJ tasks"),
-        x=COLLECTIONS, measured=measured, measured_std=std, paper=paper,
-        xlabel="collection", ylabel="mean test error (%)",
-        title="SHAMPO Table 1: test error per collection", extra={
+        x=COLLECTIONS, measured=measured, measured_std=se,
+        paper={m: [PAPER_TABLE1[c][k] for c in COLLECTIONS] for k, m in enumerate(METHODS)},
+        xlabel="collection", ylabel="mean test error (%)", title="SHAMPO Table 1: test error per collection",
+        extra={
             "selection": {
                 "rule": "SHAMPO's b (aggressive and plain, per problem) from the grid by the mean validation "
                         "error over the problem's tasks; exploit (b -> 0) and uniform (b -> inf) fixed a priori",
                 "b_grid": b_grid,
-                "problems": [{"collection": cell["collection"], "problem": cell["problem"],
-                              **{f"{mode} SHAMPO": {"b": row[f"{mode} SHAMPO b"],
-                                                    "validation_error_by_b": row[f"{mode} SHAMPO validation by b"]}
-                                 for mode in ("aggressive", "plain")}}
-                             for cell, row in zip(cells, rows)]},
-            "score_ranks": rank_table, "paper_score_ranks": PAPER_RANKS, "methods": METHODS,
+                "problems": [{"collection": c["collection"], "problem": c["problem"], **{f"{m} SHAMPO": {
+                    "b": r[f"{m} SHAMPO b"], "validation_error_by_b": r[f"{m} SHAMPO validation by b"]}
+                    for m in ("aggressive", "plain")}} for c, r in zip(cells, rows)]},
+            "score_ranks": rank_table, "score_ranks_standard_error": rank_se, "paper_score_ranks": PAPER_RANKS,
+            "methods": METHODS, "against_paper": _table1_against_paper(measured, se, rank_table["mean score"]),
             "problems": [{**cells[i], **rows[i]} for i in range(len(cells))]})
     return result, table1_figure(result)
 
 
 def table1_figure(result):
-    """Table 1 drawn as a table: collections down, methods across, measured (paper) in each cell.
-
-    Each cell is coloured by the method's rank in its row (1 = lowest error); the last row
-    holds the score ranks averaged over all problems. Built on a standalone figure (not
-    pyplot), so a notebook shows it once, where it is displayed.
+    """Table 1 as a table: collections down, methods across; a cell holds the mean over problems
+    and the paper's value, coloured by the method's rank in its row (1 = lowest error); the last
+    row holds the mean score ranks. The note under the table keeps the lower left corner (a
+    quick run's mark) clear of labels. A standalone figure, not pyplot.
 
     Parameters
     ----------
@@ -316,37 +311,31 @@ def table1_figure(result):
     from matplotlib.figure import Figure
     from scipy.stats import rankdata
 
-    methods = result.extra["methods"]
+    methods, n = result.extra["methods"], len(result.x)
     rows = list(result.x) + ["mean score rank"]
-    measured = np.array([[result.measured[m][i] for m in methods] for i in range(len(result.x))]
-                        + [result.extra["score_ranks"]["mean score"]])
-    paper = np.array([[result.paper[m][i] for m in methods] for i in range(len(result.x))]
-                     + [result.extra["paper_score_ranks"]["mean score"]])
-    ranks = np.array([rankdata(row) for row in measured])
-    fig = Figure(figsize=(2.0 + 1.45 * len(methods), 1.2 + 0.55 * len(rows)))
+    cells = [[(result.measured[m][i], result.paper[m][i]) for m in methods] for i in range(n)]
+    cells.append(list(zip(result.extra["score_ranks"]["mean score"], result.extra["paper_score_ranks"]["mean score"])))
+    ranks = np.array([rankdata([c[0] for c in row]) for row in cells])
+    fig = Figure(figsize=(2.2 + 1.5 * len(methods), 1.6 + 0.6 * len(rows)))
     ax = fig.subplots()
     image = ax.imshow(ranks, cmap="RdYlGn_r", vmin=1, vmax=len(methods), aspect="auto", alpha=0.75)
-    for i, row in enumerate(rows):
-        for j in range(len(methods)):
-            ax.text(j, i, f"{measured[i, j]:.2f}\n({paper[i, j]:.2f})", ha="center", va="center", fontsize=8)
+    for i, row in enumerate(cells):
+        for j, (mean, paper) in enumerate(row):
+            ax.text(j, i, f"{mean:.2f}\n({paper:.2f})", ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(methods)), [m.replace(" ", "\n", 1) for m in methods], fontsize=8)
     ax.set_yticks(range(len(rows)), rows, fontsize=8)
     ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False, length=0)
-    ax.axhline(len(result.x) - 0.5, color="black", linewidth=1.5)
-    ax.set_title("SHAMPO Table 1: test error (%), measured (paper); last row: mean score rank", fontsize=10)
+    ax.set_xlabel("cell: mean over problems (paper); standard errors in measured_std", loc="right", fontsize=8)
+    ax.axhline(n - 0.5, color="black", linewidth=1.5)
+    ax.set_title("SHAMPO Table 1: test error (%), measured (paper); last row: mean score rank", fontsize=10, pad=12)
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02, label="rank in the row (1 = lowest)")
     return fig
 
 
 # --------------------------------------------------------------------------- Fig. 3(c)
 def b_sweep_cell(cell):
-    """One USPS one-vs-one problem of Table 1: test error vs b of three SHAMPO variants.
-
-    Parameters
-    ----------
-    cell : dict
-        The cell's settings (seed, problem, repeats, quick, b_grid, prior_rounds).
-    """
+    """Test error vs b of three SHAMPO variants on one USPS one-vs-one problem of Table 1;
+    ``cell`` holds seed, problem, repeats, quick, b_grid and prior_rounds."""
     from medmtl.online.oracle import LabelOracle
     from medmtl.online.shampo import perceptron_mistake_prior
 
@@ -360,50 +349,57 @@ def b_sweep_cell(cell):
         out["prior_labels"] += prior_oracle.n_queries
         for name, agg, pri in (("plain", False, None), ("aggressive", True, None),
                                ("aggressive with prior", True, prior)):
-            errs = []
-            for b in cell["b_grid"]:
-                model = _fit(stream, labels, [cell["seed"], r, 1], b=b, aggressive=agg, prior=pri)
-                errs.append(100 * _errors(model, tasks, 3).mean() / cell["repeats"])
+            errs = [100 * _errors(_fit(stream, labels, [cell["seed"], r, 1], b=b, aggressive=agg, prior=pri),
+                                  tasks, 3).mean() / cell["repeats"] for b in cell["b_grid"]]
             out[name] = np.add(out[name], errs).tolist()
     out["tasks"] = [t[0] for t in tasks]
     return out
 
 
-@register("shampo-b-sweep", "SHAMPO Fig. 3(c): USPS one-vs-one mean test error vs b")
-def shampo_b_sweep(options=RunOptions()):
-    """Fig. 3(c): mean test error against b on the USPS one-vs-one problems.
+def _b_sweep_against_paper(rows, b_grid):
+    """Fig. 3(c)'s claims, paired over problems: the prior lowers the error at every b, plain is worst."""
+    def gain(worse, better):
+        return _mean_se(np.array([r[worse] for r in rows]) - np.array([r[better] for r in rows]))
 
-    Parameters
-    ----------
-    options : RunOptions
-        How to run: quick or full, seed, workers, cache.
-    """
-    quick, seed = options.quick, options.seed
-    n_problems, repeats = (2, 1) if quick else (8, 3)
-    b_grid = B_GRID_QUICK if quick else B_GRID
+    (prior, prior_se), (plain, plain_se) = gain("aggressive", "aggressive with prior"), gain("plain", "aggressive")
+    curves = {n: np.mean([r[n] for r in rows], axis=0) for n in ("aggressive", "aggressive with prior")}
+    return {"prior_gain_by_b": prior, "prior_gain_standard_error": prior_se, "n_b": len(b_grid),
+            "b_where_prior_lower": int(np.sum(np.array(prior) > 0)),
+            "b_where_prior_lower_by_2se": int(np.sum(np.array(prior) > 2 * np.array(prior_se))),
+            "plain_minus_aggressive_by_b": plain, "plain_minus_aggressive_standard_error": plain_se,
+            "lowest_error": {n: {"b": b_grid[int(np.argmin(c))], "error": float(c.min())} for n, c in curves.items()}}
+
+
+@_experiment("shampo-b-sweep", "SHAMPO Fig. 3(c): USPS one-vs-one mean test error vs b")
+def shampo_b_sweep(options=RunOptions()):
+    """Fig. 3(c): mean test error against b on the USPS one-vs-one problems."""
+    quick, seed, b_grid, (n_problems, repeats, prior_rounds) = _plan(options, (2, 1, 300), (8, 3, 1000))
     cells = [{"seed": seed, "problem": p, "repeats": repeats, "quick": quick, "b_grid": b_grid,
-              "prior_rounds": 300 if quick else 1000} for p in range(n_problems)]
+              "prior_rounds": prior_rounds} for p in range(n_problems)]
     rows = run_grid(b_sweep_cell, cells, name="shampo-b-sweep", options=options)
     names = ["plain", "aggressive", "aggressive with prior"]
-    measured = {n: np.mean([r[n] for r in rows], axis=0).tolist() for n in names}
-    std = {n: np.std([r[n] for r in rows], axis=0).tolist() for n in names}
-    return ExperimentResult(
+    spread = {n: _mean_se([r[n] for r in rows]) for n in names}
+    result = ExperimentResult(
         name="shampo-b-sweep",
         settings=_settings(quick, seed, problems="the USPS one-vs-one problems of shampo-table1 (2-8 tasks each)",
-                           n_problems=n_problems, repeats=repeats, b_grid=b_grid,
-                           prior_rounds=cells[0]["prior_rounds"],
+                           n_problems=n_problems, repeats=repeats, b_grid=b_grid, prior_rounds=prior_rounds,
                            prior="a_i = perceptron mistakes on the first rounds of task i (floored at 1); "
                                  "those labels are counted by a separate annotator (extra.prior_labels)"),
-        x=b_grid, measured=measured, measured_std=std, paper={n: [None] * len(b_grid) for n in names},
-        xlabel="b", ylabel="mean test error (%)", xscale="log",
-        title="SHAMPO Fig. 3(c): USPS one-vs-one",
+        x=b_grid, measured={n: v[0] for n, v in spread.items()}, measured_std={n: v[1] for n, v in spread.items()},
+        paper={n: [None] * len(b_grid) for n in names},
+        xlabel="b", ylabel="mean test error (%)", xscale="log", title="SHAMPO Fig. 3(c): USPS one-vs-one, ± standard error",
         extra={"selection": {"rule": "fixed a priori: every b of the grid is reported, as a curve; nothing is "
-                                     "chosen", "b": b_grid, "variants": names,
-                             "prior_rounds": cells[0]["prior_rounds"]},
+                                     "chosen", "b": b_grid, "variants": names, "prior_rounds": prior_rounds},
+               "against_paper": _b_sweep_against_paper(rows, b_grid),
                "prior_labels_per_problem": [r["prior_labels"] / repeats for r in rows],
                "tasks": [r["tasks"] for r in rows],
                "paper_text": "aggressive with prior 1.47 % vs 2.73 % without (USPS 1 vs 1); "
                              "the prior beats a_i = 1 for every b"})
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.5, 4.8))
+    _legend_below(result.plot(ax=fig.subplots()), ncol=2)
+    return result, fig
 
 
 # --------------------------------------------------------------------------- Fig. 4
@@ -426,130 +422,107 @@ def _scoring_labels(tasks, orders, model):
     return np.column_stack(columns)
 
 
-def queries_cell(cell):
-    """MNIST one-vs-one, 45 tasks: training mistakes vs b, and queries vs test error.
+def mistake_fractions(tasks, streamed, b, seed):
+    """Fig. 4(a) at one b: aggressive SHAMPO's fraction of training mistakes over every task and
+    round, and over the queried (task, round) pairs; ``streamed`` is ``_stream(tasks, ...)``."""
+    stream, labels, orders = streamed
+    model = _fit(stream, labels, seed, b=b, aggressive=True)
+    mistakes = _scoring_labels(tasks, orders, model) * model.train_margins_ <= 0   # M_{i,t} of the paper
+    return float(mistakes.mean()), float(np.take_along_axis(mistakes, model.queried_tasks_, axis=1).mean())
 
-    Parameters
-    ----------
-    cell : dict
-        The cell's settings (seed, repeat, quick, b_grid).
-    """
+
+def queries_cell(cell):
+    """Training mistakes vs b, and queries vs test error, on the 45 MNIST one-vs-one tasks;
+    ``cell`` holds seed, repeat, quick and b_grid."""
     tasks = _digit_tasks("MNIST", "1 vs 1", cell["seed"], *((600, 400) if cell["quick"] else (None, None)))
-    stream, labels, orders = _stream(tasks, [cell["seed"], cell["repeat"]])
-    total, queried = [], []
-    for b in cell["b_grid"]:
-        model = _fit(stream, labels, [cell["seed"], cell["repeat"], 3], b=b, aggressive=True)
-        Y = _scoring_labels(tasks, orders, model)
-        mistakes = Y * model.train_margins_ <= 0          # M_{i,t} of the paper, every task
-        asked = np.take_along_axis(mistakes, model.queried_tasks_, axis=1)
-        total.append(float(mistakes.mean()))
-        queried.append(float(asked.mean()))
-    per_task = {}
+    streamed = _stream(tasks, [cell["seed"], cell["repeat"]])
+    total, queried = zip(*(mistake_fractions(tasks, streamed, b, [cell["seed"], cell["repeat"], 3])
+                           for b in cell["b_grid"]))
     # one update rule for the three (aggressive, lambda = 0.005 = b/2 of b = 0.01), so that only
     # the allocation of the labels differs
-    for name, params in (("uniform", {"strategy": "uniform"}), ("exploit", {"strategy": "exploit"}),
-                         ("SHAMPO b=0.01", {"b": 0.01})):
-        model = _fit(stream, labels, [cell["seed"], cell["repeat"], 4], aggressive=True, lam=0.005, **params)
-        per_task[name] = {"queries": model.queries_per_task_.tolist(),
-                          "test_error": (100 * _errors(model, tasks, 3)).tolist()}
-    return {"total": total, "queried": queried, "per_task": per_task, "rounds": stream.n_rounds,
+    models = {name: _fit(*streamed[:2], [cell["seed"], cell["repeat"], 4], aggressive=True, lam=0.005, **params)
+              for name, params in (("uniform", {"strategy": "uniform"}), ("exploit", {"strategy": "exploit"}),
+                                   ("SHAMPO b=0.01", {"b": 0.01}))}
+    per_task = {name: {"queries": m.queries_per_task_.tolist(), "test_error": (100 * _errors(m, tasks, 3)).tolist()}
+                for name, m in models.items()}
+    return {"total": list(total), "queried": list(queried), "per_task": per_task, "rounds": streamed[0].n_rounds,
             "tasks": [t[0] for t in tasks]}
 
 
-def _queries_figure(b_grid, total, queried, per_task):
-    import matplotlib.pyplot as plt
+def _queries_against_paper(rows, b_grid, total, queried):
+    """Fig. 4's claims measured: the b with the fewest total mistakes, queried above total at small
+    b and equal at large b, harder tasks asked more, SHAMPO (b = 0.01) below uniform task by task."""
+    from scipy.stats import spearmanr
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    ax1.plot(b_grid, total, "b-o", label="total (all examples)")
-    ax1.plot(b_grid, queried, "r--s", label="queried examples")
-    ax1.set_xscale("log")
-    ax1.set_xlabel("b")
-    ax1.set_ylabel("fraction of training mistakes")
-    ax1.set_title("Fig. 4(a): MNIST one-vs-one, aggressive SHAMPO")
-    ax1.legend()
-    ax1.grid(alpha=0.3)
-    for (name, d), marker in zip(per_task.items(), "o^s"):
-        ax2.scatter(d["queries"], d["test_error"], marker=marker, label=name, alpha=0.7)
-    ax2.set_xlabel("queries per task")
-    ax2.set_ylabel("test error (%)")
-    ax2.set_title("Fig. 4(b): test error vs queries, 45 tasks")
-    ax2.legend()
-    ax2.grid(alpha=0.3)
-    return fig
+    err = {n: np.mean([r["per_task"][n]["test_error"] for r in rows], axis=0) for n in ("uniform", "SHAMPO b=0.01")}
+    asked = np.mean([r["per_task"]["SHAMPO b=0.01"]["queries"] for r in rows], axis=0)
+    hard = err["uniform"] > np.quantile(err["uniform"], 0.9)
+    return {"b_with_fewest_total_mistakes": b_grid[int(np.argmin(total))], "paper_sweet_b": 0.01,
+            "queried_minus_total": {"smallest b": queried[0] - total[0], "largest b": queried[-1] - total[-1]},
+            "uniform_queries_per_task": float(np.mean([r["per_task"]["uniform"]["queries"] for r in rows])),
+            "paper_uniform_queries_per_task": 266,
+            "spearman_queries_vs_uniform_error": float(spearmanr(asked, err["uniform"])[0]),
+            "queries_hardest_tenth_over_rest": float(asked[hard].mean() / asked[~hard].mean()),
+            "tasks_shampo_below_uniform": int(np.sum(err["SHAMPO b=0.01"] < err["uniform"])),
+            "tasks_shampo_above_uniform": int(np.sum(err["SHAMPO b=0.01"] > err["uniform"]))}
 
 
-@register("shampo-queries", "SHAMPO Fig. 4: training mistakes vs b; queries vs test error (MNIST)")
+@_experiment("shampo-queries", "SHAMPO Fig. 4: training mistakes vs b; queries vs test error (MNIST)")
 def shampo_queries(options=RunOptions()):
-    """Fig. 4: training mistakes against b, and test error against queries per task.
-
-    Parameters
-    ----------
-    options : RunOptions
-        How to run: quick or full, seed, workers, cache.
-    """
-    quick, seed = options.quick, options.seed
-    repeats = 1 if quick else 3
-    b_grid = B_GRID_QUICK if quick else B_GRID
+    """Fig. 4: training mistakes against b, and test error against queries per task."""
+    quick, seed, b_grid, repeats = _plan(options, 1, 3)
     cells = [{"seed": seed, "repeat": r, "quick": quick, "b_grid": b_grid} for r in range(repeats)]
     rows = run_grid(queries_cell, cells, name="shampo-queries", options=options)
-    total = np.mean([r["total"] for r in rows], axis=0).tolist()
-    queried = np.mean([r["queried"] for r in rows], axis=0).tolist()
+    curves = {f"{k} mistakes": _mean_se([r[k] for r in rows]) for k in ("total", "queried")}
     per_task = {name: {k: np.mean([r["per_task"][name][k] for r in rows], axis=0).tolist()
                        for k in ("queries", "test_error")} for name in rows[0]["per_task"]}
+    mean_error = {n: _mean_se([np.mean(r["per_task"][n]["test_error"]) for r in rows]) for n in per_task}
     result = ExperimentResult(
         name="shampo-queries",
         settings=_settings(quick, seed, tasks="all 45 MNIST one-vs-one tasks in one problem",
                            repeats=repeats, b_grid=b_grid, variant="aggressive (lambda = b/2)",
                            fig4b="uniform, exploit and b = 0.01 all with the update rule of b = 0.01 "
-                                 "(aggressive, lambda = 0.005)",
-                           rounds=rows[0]["rounds"]),
-        x=b_grid, measured={"total mistakes": total, "queried mistakes": queried},
-        measured_std={"total mistakes": np.std([r["total"] for r in rows], axis=0).tolist(),
-                      "queried mistakes": np.std([r["queried"] for r in rows], axis=0).tolist()},
-        paper={"total mistakes": [None] * len(b_grid), "queried mistakes": [None] * len(b_grid)},
-        xlabel="b", ylabel="fraction of training mistakes", xscale="log",
-        title="SHAMPO Fig. 4(a): MNIST one-vs-one",
+                                 "(aggressive, lambda = 0.005)", rounds=rows[0]["rounds"]),
+        x=b_grid, measured={k: v[0] for k, v in curves.items()}, measured_std={k: v[1] for k, v in curves.items()},
+        paper={k: [None] * len(b_grid) for k in curves}, xlabel="b", ylabel="fraction of training mistakes",
+        xscale="log", title="SHAMPO Fig. 4(a): MNIST one-vs-one",
         extra={"selection": {"rule": "fixed a priori: every b of the grid is reported, as a curve; Fig. 4(b) "
                                      "compares three allocations at one setting; nothing is chosen",
                              "b": b_grid, "fig4b": {"aggressive": True, "lam": 0.005, "SHAMPO b": 0.01}},
                "per_task": per_task, "tasks": rows[0]["tasks"],
-               "mean_test_error": {k: float(np.mean(v["test_error"])) for k, v in per_task.items()},
+               "mean_test_error": {k: v[0] for k, v in mean_error.items()},
+               "mean_test_error_standard_error": {k: v[1] for k, v in mean_error.items()},
+               "against_paper": _queries_against_paper(rows, b_grid, *(v[0] for v in curves.values())),
                "paper_text": "uniform: ~266 queries per task; b ~ 0.01 gives harder tasks more queries "
                              "and lowers the test error of every task"})
-    return result, _queries_figure(b_grid, total, queried, per_task)
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 4.8))
+    ax1, ax2 = fig.subplots(1, 2)
+    result.plot(ax=ax1).set_title("Fig. 4(a): MNIST one-vs-one, aggressive SHAMPO (± standard error)")
+    for (name, d), marker in zip(per_task.items(), "o^s"):
+        ax2.scatter(d["queries"], d["test_error"], marker=marker, label=name, alpha=0.7)
+    ax2.set(xlabel="queries per task", ylabel="test error (%)", title="Fig. 4(b): test error vs queries, 45 tasks")
+    _legend_below(ax1, ncol=2)
+    _legend_below(ax2).grid(alpha=0.3)
+    return result, fig
 
 
 # --------------------------------------------------------------------------- Sec. 6 bandits
-BANDIT_METHODS = ["one-vs-rest", "one-vs-one-random", "one-vs-one-weak", "one-vs-one (no update on 0)",
-                  "Banditron"]
+BANDIT_METHODS = ["one-vs-rest", "one-vs-one-random", "one-vs-one-weak", "one-vs-one (no update on 0)", "Banditron"]
 
 
-def bandit_cell(cell):
-    """One learner on USPS as a 10-class bandit problem; hyper-parameters chosen on validation.
-
-    Parameters
-    ----------
-    cell : dict
-        The cell's settings: method (the learner), b_grid and gammas (its grids, chosen among on
-        validation), passes, seed, repeat, quick.
-    """
+def bandit_errors(method, train, validation, test, b_grid, gammas, seed):
+    """Errors (%) of a bandit learner (one of :data:`BANDIT_METHODS`) learnt from one pass over
+    ``train`` = (X, labels), its b and aggressiveness (reductions) or gamma (Banditron) chosen
+    on ``validation``; returns validation_error, test_error, chosen, validation_error_by_params."""
     from medmtl.online.bandits import Banditron, OneVsOneBandit, OneVsRestBandit
 
-    (Xtr, ltr), (Xva, lva), (Xte, lte) = _digits("USPS", cell["seed"])
-    lte = guard_test_labels(lte)  # outside the cache of _digits
-    rng = np.random.default_rng([cell["seed"], cell["repeat"], 21])
-    if cell["quick"]:
-        keep = rng.permutation(ltr.size)[:3000]
-        Xtr, ltr = Xtr[keep], ltr[keep]
-    # ``passes`` shuffled passes over the training images, as one stream
-    order = np.concatenate([rng.permutation(ltr.size) for _ in range(cell["passes"])])
-    Xtr, ltr = Xtr[order], ltr[order]
-    method, seed = cell["method"], [cell["seed"], cell["repeat"], 22]
     if method == "Banditron":
-        grid = [{"gamma": g} for g in cell["gammas"]]
+        grid = [{"gamma": g} for g in gammas]
         make = lambda p: Banditron(random_state=seed, **p)  # noqa: E731
     else:
-        grid = [{"b": b, "aggressive": a} for b in cell["b_grid"] for a in (True, False)]
+        grid = [{"b": b, "aggressive": a} for b in b_grid for a in (True, False)]
         if method == "one-vs-rest":
             make = lambda p: OneVsRestBandit(random_state=seed, **p)  # noqa: E731
         else:
@@ -557,45 +530,49 @@ def bandit_cell(cell):
             make = lambda p: OneVsOneBandit(zero_feedback=zf, eta=0.2, random_state=seed, **p)  # noqa: E731
     scored = []
     for params in grid:
-        model = make(params).fit(Xtr, ltr)
-        scored.append((1 - model.score(Xva, lva), params, 1 - model.score(Xte, lte)))
-    val, params, test = min(scored, key=lambda s: s[0])
-    return {"validation_error": 100 * val, "test_error": 100 * test, "chosen": params,
+        model = make(params).fit(*train)
+        scored.append((1 - model.score(*validation), params, 1 - model.score(*test)))
+    val, params, test_error = min(scored, key=lambda s: s[0])
+    return {"validation_error": 100 * val, "test_error": 100 * test_error, "chosen": params,
             "validation_error_by_params": [{**p, "validation_error": 100 * v} for v, p, _ in scored]}
 
 
-@register("shampo-bandits", "SHAMPO Sec. 6: contextual-bandit reductions and the Banditron (USPS)")
-def shampo_bandits(options=RunOptions()):
-    """Sec. 6: test error of the bandit reductions and the Banditron on USPS.
+def bandit_cell(cell):
+    """One learner on USPS as a 10-class bandit problem; ``cell`` holds method, b_grid and gammas
+    (its grids, chosen among on validation), passes, seed, repeat and quick."""
+    (Xtr, ltr), validation, (Xte, lte) = _digits("USPS", cell["seed"])
+    rng = np.random.default_rng([cell["seed"], cell["repeat"], 21])
+    if cell["quick"]:
+        keep = rng.permutation(ltr.size)[:3000]
+        Xtr, ltr = Xtr[keep], ltr[keep]
+    # ``passes`` shuffled passes over the training images, as one stream
+    order = np.concatenate([rng.permutation(ltr.size) for _ in range(cell["passes"])])
+    return bandit_errors(cell["method"], (Xtr[order], ltr[order]), validation,
+                         (Xte, guard_test_labels(lte)),  # guarded outside the cache of _digits
+                         cell["b_grid"], cell["gammas"], [cell["seed"], cell["repeat"], 22])
 
-    Parameters
-    ----------
-    options : RunOptions
-        How to run: quick or full, seed, workers, cache.
-    """
-    quick, seed = options.quick, options.seed
-    methods = BANDIT_METHODS
-    repeats = 1 if quick else 3
-    passes = [1] if quick else [1, 5]
-    b_grid = [1e-2, 1.0] if quick else [1e-3, 1e-2, 1e-1, 1.0, 10.0]
-    gammas = [0.05, 0.2] if quick else [0.01, 0.02, 0.05, 0.1, 0.2, 0.4]
+
+@_experiment("shampo-bandits", "SHAMPO Sec. 6: contextual-bandit reductions and the Banditron (USPS)")
+def shampo_bandits(options=RunOptions()):
+    """Sec. 6: test error of the bandit reductions and the Banditron on USPS."""
+    quick, seed, _, (repeats, passes, b_grid, gammas) = _plan(
+        options, (1, [1], [1e-2, 1.0], [0.05, 0.2]),
+        (3, [1, 5], [1e-3, 1e-2, 1e-1, 1.0, 10.0], [0.01, 0.02, 0.05, 0.1, 0.2, 0.4]))
     cells = [{"method": m, "repeat": r, "passes": k, "seed": seed, "quick": quick, "b_grid": b_grid,
-              "gammas": gammas} for k in passes for m in methods for r in range(repeats)]
+              "gammas": gammas} for k in passes for m in BANDIT_METHODS for r in range(repeats)]
     rows = run_grid(bandit_cell, cells, name="shampo-bandits", options=options)
-    measured, std, chosen, selection = {}, {}, {}, {}
+    measured, se, selection = {}, {}, {}
     for k in passes:
         key = "one pass" if k == 1 else f"{k} passes"
-        measured[key], std[key] = [], []
-        for m in methods:
+        measured[key], se[key] = [], []
+        for m in BANDIT_METHODS:
             idx = [i for i, c in enumerate(cells) if c["method"] == m and c["passes"] == k]
-            errs = [rows[i]["test_error"] for i in idx]
-            measured[key].append(float(np.mean(errs)))
-            std[key].append(float(np.std(errs)))
-            chosen[f"{m}, {key}"] = [rows[i]["chosen"] for i in idx]
-            selection[f"{m}, {key}"] = [{"chosen": rows[i]["chosen"], "validation_error": rows[i]["validation_error"],
-                                         "validation_error_by_params": rows[i]["validation_error_by_params"]}
-                                        for i in idx]
-    return ExperimentResult(
+            for store, value in zip((measured, se), _mean_se([rows[i]["test_error"] for i in idx])):
+                store[key].append(value)
+            selection[f"{m}, {key}"] = [{k: rows[i][k] for k in ("chosen", "validation_error",
+                                                                  "validation_error_by_params")} for i in idx]
+    one = dict(zip(BANDIT_METHODS, measured["one pass"]))
+    result = ExperimentResult(
         name="shampo-bandits",
         settings=_settings(quick, seed, data="USPS, 10 classes (the paper's vowel data is not available); "
                                              "train 85 % / validation 15 % of USPS train, USPS test",
@@ -603,11 +580,21 @@ def shampo_bandits(options=RunOptions()):
                            selection="b and aggressive (reductions), gamma (Banditron) on validation",
                            extra_method="one-vs-one (no update on 0): the plain reduction, for reference",
                            quick_caps="3000 training rounds" if quick else None),
-        x=methods, measured=measured, measured_std=std,
-        paper={key: [None] * len(methods) for key in measured}, xlabel="learner", ylabel="test error (%)",
-        title="SHAMPO Sec. 6: bandit reductions on USPS",
+        x=BANDIT_METHODS, measured=measured, measured_std=se,
+        paper={key: [None] * len(BANDIT_METHODS) for key in measured}, xlabel="learner", ylabel="test error (%)",
+        title="SHAMPO Sec. 6: bandit reductions on USPS, ± standard error",
         extra={"selection": {"rule": "per learner and repeat: b and aggressive (reductions) or gamma (Banditron) "
                                      "with the lowest validation error; eta = 0.2 and the passes fixed a priori",
                              "b_grid": b_grid, "gammas": gammas, "passes": passes, **selection},
-               "chosen": chosen, "paper_vowel_data": PAPER_BANDITS_VOWEL,
+               "paper_vowel_data": PAPER_BANDITS_VOWEL,
+               "against_paper": {"paper_order": "one-vs-one-weak < one-vs-one-random < one-vs-rest = Banditron",
+                                 "measured_order_one_pass": sorted(one, key=one.get)},
                "paper_note": "paper values are on the vowel (VJ) data, one pass; not comparable in level"})
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10.5, 4.8))
+    ax = result.plot(ax=fig.subplots())
+    ax.plot(range(len(BANDIT_METHODS)), [PAPER_BANDITS_VOWEL.get(m, np.nan) for m in BANDIT_METHODS], "kD",
+            mfc="none", label="paper, on the vowel (VJ) data, one pass")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars, not on them
+    return result, fig
