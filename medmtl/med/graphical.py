@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimator_base import MEDBase, Problem
+from ._estimator_base import _KKT_TOL, _TIE_FACTOR, MEDBase, Problem
 from ._parameters import PRIOR_PARAMETERS, SOLVE_PARAMETERS, THRESHOLD_PARAMETER, shared_docs
 from .bound import switch_posterior
 from .builders import edge_pairs, ising_structure_dual
@@ -80,12 +80,6 @@ def as_spins(X, coding=None, name="X"):
     return (2.0 * A - 1.0 if coding == "01" else A), coding
 
 
-# Evidence up to this multiple of the solve's KKT tolerance is round-off: a method stops
-# within its tolerance of the optimum, so an edge without evidence ends near q = 0, not at it.
-_TIE_FACTOR = 10.0
-# The KKT tolerance of the methods that declare none (Algorithm 1, the direct solve): the
-# default of those that do.
-_KKT_TOL = 1e-6
 
 
 def snap_ties(evidence, tol):
@@ -271,12 +265,22 @@ class MEDGraphicalModel(MEDBase):
         -------
         ndarray of shape (n_samples, n_nodes)
         """
-        return _from_spins(np.where(self.decision_function(X) > 0, 1.0, -1.0), self.coding_)
+        return _from_spins(np.where(self._snapped_decisions(X) > 0, 1.0, -1.0), self.coding_)
+
+    def _snapped_decisions(self, X):
+        """The decision values with those within round-off of 0 set to 0: a score that is 0
+        in exact arithmetic (symmetric weights on spins) comes out as the solver's round-off,
+        whose sign depends on the method."""
+        f = self.decision_function(X)
+        tol = self.tie_tol_ * (np.abs(self.intercept_) + np.abs(self.coef_).sum(axis=1) + 1.0)
+        return np.where(np.abs(f) <= tol, 0.0, f)
 
     def score(self, X, y=None):
         """Mean over nodes and samples of predicting each node from the others (held-out
         pseudo-likelihood's 0-1 counterpart): a rule to choose ``C`` and ``alpha`` on
-        validation samples, with no knowledge of the true graph.
+        validation samples, with no knowledge of the true graph. A score within round-off
+        of 0 is a tie and counts 1/2 (:meth:`predict` gives it spin -1), so the value does
+        not depend on the method that solved the dual.
 
         Parameters
         ----------
@@ -288,6 +292,7 @@ class MEDGraphicalModel(MEDBase):
         -------
         float
         """
-        predicted = np.where(self.decision_function(X) > 0, 1.0, -1.0)
+        f = self._snapped_decisions(X)
         spins, _ = as_spins(X, self.coding_)
-        return float(np.mean(predicted == spins))
+        # a score of 0 (within round-off) is a tie, right half the time whatever the method
+        return float(np.mean(np.where(f == 0, 0.5, np.sign(f) == spins)))

@@ -241,3 +241,33 @@ def test_the_threshold_and_the_tie_tolerance_follow_the_parameters():
     assert tight.tie_tol_ == pytest.approx(1e-8)
     with pytest.raises(ValueError, match="threshold"):
         MEDGraphicalModel(threshold=1.0).fit(X)
+
+
+@pytest.mark.parametrize("method", ["cd", "ssnal", pytest.param("direct", marks=pytest.mark.slow)])
+def test_the_readme_rule_recovers_the_readme_graph(method):
+    # README.md's example: C shrinks as 1 / sqrt(n log p) and an edge needs evidence q > 0.04.
+    # newton and bound give the same graph too, but take minutes on these 24,000 multipliers
+    graph = random_graph(8, max_degree=3, random_state=0)
+    X = random_ising(graph, coupling=0.6, random_state=0).sample(3000, random_state=1)
+    C = 1.0 / np.sqrt(len(X) * np.log(X.shape[1]))
+    odds = np.exp(0.04)
+    g = MEDGraphicalModel(C=C, alpha=1.0, threshold=odds / (1 + odds), method=method).fit(X)
+    np.testing.assert_array_equal(g.adjacency_, graph)
+    # not by a hair: the weakest true edge and the strongest chance one are far from 0.04
+    iu = np.triu_indices(8, 1)
+    q, truth = g.edge_evidence_[iu], graph[iu]
+    assert q[truth].min() > 0.2 and q[~truth].max() < 0.02
+
+
+def test_node_predictions_that_are_ties_score_one_half_whatever_the_method():
+    # on this model some validation samples have a decision value that is 0 in exact
+    # arithmetic; its sign was the method's round-off, and so was the validation accuracy
+    from medmtl.experiments.structure import ising_problem
+
+    _, X, V = ising_problem("random", 5, 60, 3)
+    fits = [MEDGraphicalModel(C=0.3, alpha=1.0, method=m).fit(X) for m in ("newton", "cd", "direct")]
+    assert np.any(np.abs(fits[0].decision_function(V)) < 1e-6)
+    scores = {g.score(V) for g in fits}
+    assert len(scores) == 1
+    for g in fits[1:]:
+        np.testing.assert_array_equal(g.predict(V), fits[0].predict(V))
