@@ -10,7 +10,7 @@ How to run::
     result         ExperimentResult: the NAME.json / NAME.png output contract
     leakage        the test-label guard every experiment scores through, and the check that
                    no choice changes when the test labels are permuted
-    report         the README's "What we measured" table, from committed full-run results
+    report         the docs' results page (docs/results.md), from committed full-run results
     cli, demo      medmtl reproduce NAME; make demo
 
 One module per paper::
@@ -24,7 +24,7 @@ The MED figures' protocol, one concern per module::
     preprocessing  scaling on the training inputs; the quadratic expansion
     splits         per-task splits for rare classes
     selection      warm-started regularisation paths; choice on validation
-    svm_baselines  independent and pooled libsvm SVMs
+    (the baselines themselves live in medmtl.baselines)
     kernel_banks   the Landmine bank of per-feature, RBF and polynomial kernels
     med_method     the MED solution method and tolerance the experiments use
     threads        one BLAS thread per cell

@@ -26,34 +26,14 @@ import numpy as np
 
 from medmtl.experiments.leakage import guard_test_labels
 from medmtl.experiments.registry import register
-from medmtl.experiments.report import Row, fmt, readme_rows
 from medmtl.experiments.result import ExperimentResult
+from medmtl.experiments.mts3flc_tables import (K_SHARED_GRID, N_TOPICS, PAPER_TABLE3, PROBLEM_TITLES, PROBLEMS,
+                                              TABLE3_LABELED, fig1_figure, select_figure, table3_figure)
 from medmtl.experiments.runner import CellCall, RunOptions, run_grid
+from medmtl.experiments.spec import Spec
 
 __all__ = ["PAPER_TABLE3", "K_SHARED_GRID", "PROBLEMS", "problem_dataset", "labelled_split", "accuracies",
            "topic_words", "table3", "fig1", "topics", "select", "chosen_options"]
-
-PROBLEMS = ["comp-rec", "comp-talk", "sci-rec", "rec-talk", "sci-talk", "sci-comp"]
-PROBLEM_TITLES = {p: p.replace("-", " vs ") for p in PROBLEMS}
-# Table III uses 6 labelled documents per task for the first three problems, 14 for the rest.
-TABLE3_LABELED = {"comp-rec": 6, "comp-talk": 6, "sci-rec": 6, "rec-talk": 14, "sci-talk": 14, "sci-comp": 14}
-K_SHARED_GRID = [0, 3, 5, 7, 10, 13, 16, 18, 20]
-N_TOPICS = 20
-
-# Table III of the paper, accuracy (%) per problem (order of PROBLEMS) and the average.
-PAPER_TABLE3 = {
-    "LG": [81.28, 82.58, 77.74, 86.89, 82.91, 82.76, 82.36],
-    "pooled LG": [82.06, 87.80, 75.20, 85.90, 81.66, 79.13, 81.96],
-    "k_s=0": [92.80, 91.43, 91.50, 91.39, 85.99, 85.49, 89.77],
-    "k_s=3": [96.56, 94.86, 95.12, 95.82, 91.28, 92.87, 94.42],
-    "k_s=5": [96.59, 95.60, 95.22, 96.10, 92.06, 92.86, 94.74],
-    "k_s=7": [96.47, 94.47, 95.17, 95.36, 91.52, 92.62, 94.27],
-    "k_s=10": [96.33, 94.36, 95.81, 94.50, 91.17, 92.82, 94.17],
-    "k_s=13": [95.89, 94.30, 95.46, 94.49, 91.14, 91.82, 93.85],
-    "k_s=16": [95.65, 94.10, 95.04, 94.57, 90.05, 91.43, 93.47],
-    "k_s=18": [95.81, 93.87, 95.30, 94.56, 89.82, 91.67, 93.51],
-    "k_s=20": [95.00, 92.81, 95.11, 94.42, 89.17, 90.76, 92.88],
-}
 
 # The 2-task problem on the newsgroups outside the six problems; modelling choices are made there
 # (``mts3flc-select``), and Table III and Fig. 1 take them from that run (:func:`chosen_options`).
@@ -62,6 +42,26 @@ DEVELOPMENT = "development"
 # Quick runs: one problem, a subsample of the posts, fewer runs and grid points.
 _QUICK_DOCS_PER_GROUP = 80
 _QUICK_MIN_DF = 5
+
+# The settings mts3flc-select compares on the development problem.
+SELECT_C_GRID = [1.0, 10.0, 100.0, 1000.0, 10000.0]
+SELECT_LABELED = [6, 14]
+SELECT_K_SHARED = 5
+
+SPECS = {
+    "table3": Spec("mts3flc-table3", "Du et al. ICDM 2012 Table III: accuracy vs shared topics k_s, 20 Newsgroups",
+                   grid={"problems": PROBLEMS, "k_grid": K_SHARED_GRID, "runs": 30},
+                   quick={"problems": ["comp-rec"], "k_grid": [0, 5, 20], "runs": 2}, paper=PAPER_TABLE3),
+    "fig1": Spec("mts3flc-fig1", "Du et al. ICDM 2012 Fig. 1: accuracy vs labelled documents per task",
+                 grid={"problems": PROBLEMS, "sizes": [2, 4, 6, 8, 10, 12, 14, 16, 18, 20], "runs": 30},
+                 quick={"problems": ["comp-rec"], "sizes": [2, 6], "runs": 1}),
+    "topics": Spec("mts3flc-topics", "Du et al. ICDM 2012 Table IV: common and task-specific topics on comp vs rec",
+                   grid={"n_words": 20}, quick={"n_words": 10}),
+    "select": Spec("mts3flc-select", "Du et al. ICDM 2012: choose logistic-regression C and membership "
+                   "normalisation on a development problem disjoint from Table III",
+                   grid={"sizes": SELECT_LABELED, "C_grid": SELECT_C_GRID, "runs": 10},
+                   quick={"sizes": SELECT_LABELED[:1], "C_grid": [1.0, 100.0], "runs": 1}),
+}
 
 
 def problem_dataset(problem, quick):
@@ -180,29 +180,32 @@ def accuracies(problem, n_labeled, run, seed, method, k_s, quick, params=None):
     return {method: _accuracies(model.transduction_, yU)}
 
 
+def _config(key, options, runs):
+    """Experiment ``key``'s configuration (``runs`` replacing the spec's unless None) and the
+    options ``mts3flc-select`` chose."""
+    config = SPECS[key].settings(options.quick)
+    if runs is not None:
+        config["runs"] = runs
+    return config, chosen_options(options)
+
+
 def _mean_std(values):
     values = np.asarray(values, float) * 100.0
     return float(values.mean()), float(values.std())
 
 
-@register("mts3flc-table3", "Du et al. ICDM 2012 Table III: accuracy vs shared topics k_s, 20 Newsgroups")
+@register(SPECS["table3"])
 def table3(options=RunOptions(), *, runs=None):
     """Table III: six problems, K = 20, k_s over the grid, 6 or 14 labelled documents per task.
 
     Parameters
     ----------
-    options : RunOptions, optional
-        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
-        one local process).
     runs : int, optional
-        Random labelled draws per setting (the run's own if None: 30 for a full run, 2
-        for a quick one).
+        Random labelled draws per setting (default: the spec's, 30; quick: 2).
     """
     quick, seed = options.quick, options.seed
-    problems = ["comp-rec"] if quick else PROBLEMS
-    k_grid = [0, 5, 20] if quick else K_SHARED_GRID
-    runs = runs if runs is not None else (2 if quick else 30)
-    chosen = chosen_options(options)
+    config, chosen = _config("table3", options, runs)
+    problems, k_grid, runs = config["problems"], config["k_grid"], config["runs"]
     cells = []
     for p in problems:
         for r in range(runs):
@@ -241,61 +244,21 @@ def table3(options=RunOptions(), *, runs=None):
                              "k_shared": "fixed a priori: every k_s of the grid is reported; none is chosen",
                              "k_shared_grid": k_grid, "labeled_per_task": {p: TABLE3_LABELED[p] for p in problems}},
                "per_run": {m: per[m] for m in methods}})
-    return result, _table3_figure(result, problems, k_grid, quick)
+    return result, table3_figure(result, problems, k_grid, quick)
 
 
-def _table3_figure(result, problems, k_grid, quick):
-    """Accuracy against k_s, one panel per problem and one for the average; paper as markers."""
-    import matplotlib.pyplot as plt
-
-    labels = problems + ["average"]
-    n_rows = 1 if len(labels) <= 3 else 2
-    n_cols = -(-len(labels) // n_rows)
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(3.4 * n_cols, 3.2 * n_rows), squeeze=False, sharey=True)
-    for ax in axes.ravel()[len(labels):]:
-        ax.axis("off")
-    for j, (ax, label) in enumerate(zip(axes.ravel(), labels)):
-        col = PROBLEMS.index(label) if label in PROBLEMS else 6
-        ax.errorbar(k_grid, [result.measured[f"k_s={k}"][j] for k in k_grid],
-                    yerr=[result.measured_std[f"k_s={k}"][j] for k in k_grid], color="C0", capsize=2,
-                    marker=".", label="MTS3FLC (k_s = 0: S3FLC)")
-        for c, base in zip(("C1", "C2"), ("LG", "pooled LG")):
-            ax.axhline(result.measured[base][j], color=c, linestyle="--", label=base)
-        if not quick:
-            ax.plot(K_SHARED_GRID, [PAPER_TABLE3[f"k_s={k}"][col] for k in K_SHARED_GRID], "o", mfc="none",
-                    color="C0", label="MTS3FLC (paper)")
-            for c, base in zip(("C1", "C2"), ("LG", "pooled LG")):
-                ax.plot([0], [PAPER_TABLE3[base][col]], "s", mfc="none", color=c, label=f"{base} (paper)")
-        ax.set_title(PROBLEM_TITLES.get(label, label))
-        ax.set_xlabel("shared topics k_s")
-        ax.grid(alpha=0.3)
-    for row in axes:
-        row[0].set_ylabel("accuracy (%)")
-    axes[0, 0].legend(fontsize=6)
-    return fig
-
-
-FIG1_TABLE_KEY = {"MTS3FLC": "k_s=5", "S3FLC": "k_s=0", "LG": "LG", "pooled LG": "pooled LG"}
-
-
-@register("mts3flc-fig1", "Du et al. ICDM 2012 Fig. 1: accuracy vs labelled documents per task")
+@register(SPECS["fig1"])
 def fig1(options=RunOptions(), *, runs=None):
     """Fig. 1: MTS3FLC (k_s = 5), S3FLC, LG and pooled LG against labelled documents per task.
 
     Parameters
     ----------
-    options : RunOptions, optional
-        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
-        one local process).
     runs : int, optional
-        Random labelled draws per setting (the run's own if None: 30 for a full run, 1
-        for a quick one).
+        Labelled draws at random per setting (default: the spec's, 30; quick: 1).
     """
+    config, chosen = _config("fig1", options, runs)
     quick, seed = options.quick, options.seed
-    problems = ["comp-rec"] if quick else PROBLEMS
-    sizes = [2, 6] if quick else [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
-    runs = runs if runs is not None else (1 if quick else 30)
-    chosen = chosen_options(options)
+    problems, sizes, runs = config["problems"], config["sizes"], config["runs"]
     cells = []
     for p in problems:
         for n in sizes:
@@ -329,30 +292,7 @@ def fig1(options=RunOptions(), *, runs=None):
                                          "reported", "k_shared_value": 5, "sizes": sizes},
                "per_problem": {m: {p: [float(np.mean(v[p][n])) for n in sizes] for p in problems}
                                for m, v in curves.items()}})
-    return result, _fig1_figure(curves, problems, sizes, quick)
-
-
-def _fig1_figure(curves, problems, sizes, quick):
-    """Accuracy against labelled documents, one panel per problem; Table III as markers."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 3, figsize=(12, 7), squeeze=False)
-    for ax, p in zip(axes.ravel(), problems):
-        for i, (m, by_problem) in enumerate(curves.items()):
-            ys = [np.mean(by_problem[p][n]) for n in sizes]
-            ax.plot(sizes, ys, marker=".", color=f"C{i}", label=m)
-            if not quick:
-                n_tab = TABLE3_LABELED[p]
-                ax.plot([n_tab], [PAPER_TABLE3[FIG1_TABLE_KEY[m]][PROBLEMS.index(p)]], marker="o", mfc="none",
-                        linestyle="none", color=f"C{i}", label=f"{m} (paper, Table III)")
-        ax.set_title(PROBLEM_TITLES[p])
-        ax.set_xlabel("labelled documents per task")
-        ax.set_ylabel("accuracy (%)")
-        ax.grid(alpha=0.3)
-    for ax in axes.ravel()[len(problems):]:
-        ax.axis("off")
-    axes[0, 0].legend(fontsize=7)
-    return fig
+    return result, fig1_figure(curves, problems, sizes, quick)
 
 
 def topic_words(problem, n_labeled, k_s, seed, quick, n_words):
@@ -412,19 +352,12 @@ def topic_words(problem, n_labeled, k_s, seed, quick, n_words):
             "common": common, "specific": specific, "tasks": [t.name for t in ds.tasks]}
 
 
-@register("mts3flc-topics", "Du et al. ICDM 2012 Table IV: common and task-specific topics on comp vs rec")
+@register(SPECS["topics"])
 def topics(options=RunOptions()):
-    """Table IV: 20 most probable words of a common topic and of one specific topic per task.
-
-    Parameters
-    ----------
-    options : RunOptions, optional
-        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
-        one local process).
-    """
+    """Table IV: 20 most probable words of a common topic and of one specific topic per task."""
     quick, seed = options.quick, options.seed
     cell = {"problem": "comp-rec", "n_labeled": 6, "k_s": 5, "seed": seed, "quick": quick,
-            "n_words": 10 if quick else 20}
+            "n_words": SPECS["topics"].settings(quick)["n_words"]}
     (res,) = run_grid(CellCall(topic_words), [cell], name="mts3flc-topics",
                       options=dataclasses.replace(options, n_jobs=1))
     import matplotlib.pyplot as plt
@@ -455,12 +388,6 @@ def topics(options=RunOptions()):
     return result, fig
 
 
-# The settings mts3flc-select compares on the development problem.
-SELECT_C_GRID = [1.0, 10.0, 100.0, 1000.0, 10000.0]
-SELECT_LABELED = [6, 14]
-SELECT_K_SHARED = 5
-
-
 def _select_label(name, params):
     if name in ("LG", "pooled LG"):
         return name
@@ -468,8 +395,7 @@ def _select_label(name, params):
     return f"{shown} ({'normalised' if params['normalize_memberships'] else 'not normalised'})"
 
 
-@register("mts3flc-select", "Du et al. ICDM 2012: choose logistic-regression C and membership normalisation "
-                            "on a development problem disjoint from Table III")
+@register(SPECS["select"])
 def select(options=RunOptions(), *, runs=None):
     """Accuracy of each candidate setting on the development problem, and the one it picks.
 
@@ -486,9 +412,8 @@ def select(options=RunOptions(), *, runs=None):
 
     Parameters
     ----------
-    options : RunOptions, optional
-        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
-        one local process).
+    options : RunOptions
+        How to run (:class:`~medmtl.experiments.runner.RunOptions`).
     runs : int, optional
         Random labelled draws per setting (the run's own if None: 10 for a full run, 1
         for a quick one).
@@ -501,7 +426,7 @@ def select(options=RunOptions(), *, runs=None):
                                  "chosen": chosen, "C_grid": result.x,
                                  "validation_accuracy_by_C": result.measured}
     result.extra["held_out"] = _held_out(options, chosen)
-    return result, _select_figure(result.measured, result.x, options.quick)
+    return result, select_figure(result.measured, result.x, options.quick)
 
 
 def _held_out(options, chosen):
@@ -511,7 +436,7 @@ def _held_out(options, chosen):
     cache): each Table III problem (quick: comp vs rec) with its labelled size.
     """
     quick, seed = options.quick, options.seed
-    problems = ["comp-rec"] if quick else PROBLEMS
+    problems = SPECS["table3"].settings(quick)["problems"]
     cells = []
     for p in problems:
         base = {"problem": p, "n_labeled": TABLE3_LABELED[p], "run": 0, "seed": seed, "quick": quick}
@@ -557,9 +482,9 @@ def _selection(options, runs):
     from medmtl.nmtf import MTS3FLC, PooledLogisticRegression
 
     quick, seed = options.quick, options.seed
-    sizes = SELECT_LABELED[:1] if quick else SELECT_LABELED
-    c_grid = [1.0, 100.0] if quick else SELECT_C_GRID
-    runs = runs if runs is not None else (1 if quick else 10)
+    config = SPECS["select"].settings(quick)
+    sizes, c_grid = config["sizes"], config["C_grid"]
+    runs = runs if runs is not None else config["runs"]
     normalize_grid = [True, False]
     cells = []
     for n in sizes:
@@ -601,75 +526,3 @@ def _selection(options, runs):
                "defaults": defaults,
                "defaults_agree": defaults == {"baselines": chosen_baselines, "factorisation": chosen_factorisation}})
     return result
-
-
-def _select_figure(measured, c_grid, quick):
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    for i, (k, v) in enumerate(measured.items()):
-        ax.plot(c_grid, v, marker=".", color=f"C{i}", linestyle="-" if "not" not in k else "--", label=k)
-    ax.set_xscale("log")
-    ax.set_xlabel("logistic regression C")
-    ax.set_ylabel("accuracy on the development problem (%)")
-    ax.set_title("MTS3FLC settings on the development problem" + (" [quick]" if quick else ""))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    return fig
-
-
-def _problems_text(result):
-    return " / ".join(result.x)
-
-
-@readme_rows("mts3flc-select")
-def _select_readme_rows(result):
-    chosen = result.extra["chosen"]
-    experiment = (f"`mts3flc-select`: options of Table III and Fig. 1, chosen on a development problem "
-                  f"({result.settings['problem']}), {result.settings['runs']} runs, "
-                  f"{' and '.join(str(n) for n in result.settings['labeled_per_task'])} labelled documents per task")
-    return [Row(experiment, "logistic-regression baselines", "C with the best mean accuracy of LG and pooled LG "
-                "on the development problem", f"C = {chosen['baselines']['C']:g}"),
-            Row(experiment, "S3FLC / MTS3FLC", "C and renormalisation with the best mean accuracy of S3FLC and "
-                "MTS3FLC (k_s = 5) on the development problem",
-                f"C = {chosen['factorisation']['C']:g}, memberships "
-                f"{'renormalised' if chosen['factorisation']['normalize_memberships'] else 'not renormalised'}")]
-
-
-@readme_rows("mts3flc-fig1")
-def _fig1_readme_rows(result):
-    sizes = result.x
-    problems = result.settings["problems"]
-    experiment = (f"`mts3flc-fig1` (Fig. 1): accuracy (%) on the unlabelled documents, averaged over the "
-                  f"{len(problems)} problems, {result.settings['runs']} runs each; labelled documents per task "
-                  + " / ".join(str(n) for n in sizes))
-    rule = "the options of `mts3flc-select` (development problem); k_s = 5 fixed a priori; every size reported"
-    claim = "MTS3FLC above every baseline on all six problems (drawn, no numbers given)"
-    rows = [Row(experiment, name, rule, " / ".join(fmt(v, 2) for v in result.measured[name]), claim)
-            for name in ("MTS3FLC", "S3FLC", "LG", "pooled LG")]
-    per = result.extra["per_problem"]
-    pairs = len(problems) * len(sizes)
-    counts = []
-    for name in ("S3FLC", "LG", "pooled LG"):
-        below = {n: sum(per["MTS3FLC"][p][i] <= per[name][p][i] for p in problems) for i, n in enumerate(sizes)}
-        where = ", ".join(f"{k} of {len(problems)} problems at {n} per task" for n, k in below.items() if k)
-        counts.append(f"{name} {pairs - sum(below.values())} of {pairs}" + (f" (not above: {where})" if where else ""))
-    rows.append(Row(experiment, "MTS3FLC above each baseline: (problem, size) pairs, 30-run means",
-                    rule, "; ".join(counts), claim))
-    return rows
-
-
-@readme_rows("mts3flc-table3")
-def _table3_readme_rows(result):
-    experiment = (f"`mts3flc-table3` (Table III): accuracy (%) on the unlabelled documents, "
-                  f"{result.settings['runs']} runs; {_problems_text(result)}")
-    rule = "the options of `mts3flc-select` (development problem); no choice per problem"
-    rows = []
-    for key in ("LG", "pooled LG", "k_s=0", "k_s=5", "k_s=20"):
-        if key not in result.measured:
-            continue
-        name = {"k_s=0": "S3FLC (k_s = 0)", "k_s=5": "MTS3FLC, k_s = 5", "k_s=20": "MTS3FLC, k_s = 20"}.get(key, key)
-        rows.append(Row(experiment, name, rule, " / ".join(fmt(v, 2) for v in result.measured[key]),
-                        " / ".join(fmt(v, 2) for v in result.paper[key]) if result.paper[key][0] is not None
-                        else "—"))
-    return rows

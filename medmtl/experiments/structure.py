@@ -39,6 +39,7 @@ from medmtl.experiments.registry import register
 from medmtl.experiments.report import Row, fmt, paired_summary, readme_rows
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import CellCall, RunOptions, run_grid
+from medmtl.experiments.spec import Spec
 from medmtl.experiments.threads import one_blas_thread
 
 __all__ = ["ising_problem", "neighbourhood_selection", "ising_structure", "ising_structure_scale"]
@@ -49,15 +50,22 @@ FIG4_CS = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0]
 FIG4_NUS = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0]      # l1 penalty nu = 1 / C_l1
 FIG4_GLASSO = [0.01, 0.03, 0.1, 0.3]
 SCALE_ALPHAS = [1.0, 36.0]
-# C up to 0.1 at scale: the coordinate method's passes alone crawled for C above 0.01 (50
-# nodes, 500 samples, C = 0.1: 30 s and not converged in 1,000 passes), and the grid stopped
-# at 0.01; with their proximal Newton finish that dual converges in 1.0 s, and 100 nodes x
-# 1,000 samples at C = 0.1 in 12-14 s
 SCALE_CS = [0.003, 0.01, 0.03, 0.1]
 SCALE_NUS = [1.0, 3.0, 10.0, 30.0]
 SCALE_GLASSO = [0.01, 0.03, 0.1]
 COUPLING = 0.5
 METHODS = ("MED", "l1 AND", "l1 OR", "GraphicalLasso")
+
+FIG4_SPEC = Spec("ising-structure", "JMLR Fig. 4: Ising structure by MED (shared edge switches) vs l1 AND/OR and "
+                                    "GraphicalLasso, 10 graphs over 5 nodes, 60 samples",
+                 grid={"repetitions": 10, "Cs": FIG4_CS, "alphas": FIG4_ALPHAS, "nus": FIG4_NUS, "glasso": FIG4_GLASSO},
+                 quick={"repetitions": 3, "Cs": [0.01, 0.1, 1.0], "alphas": [0.0, 36.0], "nus": [0.1, 1.0, 10.0],
+                        "glasso": [0.03, 0.3]})
+# square numbers of nodes: grids exist at every size
+SCALE_SPEC = Spec("ising-structure-scale", "Ising structure at scale: grid and random graphs of 25-100 nodes, "
+                                           "100-2,000 samples; edge AUC, exact recovery and fit time",
+                  grid={"sizes": [25, 49, 100], "samples": [100, 300, 1000, 2000], "repetitions": 2},
+                  quick={"sizes": [9, 16], "samples": [100, 400], "repetitions": 1})
 
 
 def ising_problem(kind, n_nodes, n_samples, rep, seed=0, coupling=COUPLING):
@@ -111,7 +119,7 @@ def neighbourhood_selection(X, nu):
     """l1 neighbourhood selection: one l1 logistic regression per node (liblinear).
 
     Node ``m`` is predicted from the others by liblinear's l1 logistic regression with
-    ``C = 1/nu`` (:func:`~medmtl.experiments.svm_baselines.l1_logistic_regression`).
+    ``C = 1/nu`` (:func:`~medmtl.baselines.sparse_linear.l1_logistic_regression`).
 
     Parameters
     ----------
@@ -133,7 +141,7 @@ def neighbourhood_selection(X, nu):
     >>> W.shape, bool(W[0, 1] > 0)
     ((3, 3), True)
     """
-    from medmtl.experiments.svm_baselines import l1_logistic_regression
+    from medmtl.baselines.sparse_linear import l1_logistic_regression
 
     T, N = X.shape
     W = np.zeros((N, N))
@@ -268,8 +276,7 @@ def _selection_record(cells):
              if c["selected"][name] else None for name in METHODS} for c in cells]
 
 
-@register("ising-structure", "JMLR Fig. 4: Ising structure by MED (shared edge switches) vs l1 AND/OR and "
-                             "GraphicalLasso, 10 graphs over 5 nodes, 60 samples")
+@register(FIG4_SPEC)
 def ising_structure(options=RunOptions(), *, method="newton"):
     """JMLR Fig. 4: mean edge AUC over ten random 5-node Ising models with 60 samples.
 
@@ -279,18 +286,14 @@ def ising_structure(options=RunOptions(), *, method="newton"):
 
     Parameters
     ----------
-    options : RunOptions, optional
-        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
-        one local process).
+    options : RunOptions
+        How to run (:class:`~medmtl.experiments.runner.RunOptions`).
     method : str, default="newton"
         The registered MED solution method that fits MED at every point of the grid.
     """
     quick = options.quick
-    reps = 3 if quick else 10
-    Cs = [0.01, 0.1, 1.0] if quick else FIG4_CS
-    alphas = [0.0, 36.0] if quick else FIG4_ALPHAS
-    nus = [0.1, 1.0, 10.0] if quick else FIG4_NUS
-    glasso = [0.03, 0.3] if quick else FIG4_GLASSO
+    config = FIG4_SPEC.settings(quick)
+    reps, Cs, alphas, nus, glasso = (config[k] for k in ("repetitions", "Cs", "alphas", "nus", "glasso"))
     cells = [{"kind": "random", "n_nodes": 5, "n_samples": 60, "rep": r, "Cs": Cs, "alphas": alphas, "nus": nus,
               "glasso": glasso, "seed": options.seed, "method": method} for r in range(reps)]
     out = run_grid(CellCall(structure_cell), cells, name="ising-structure", options=options)
@@ -353,23 +356,18 @@ def _fig4_figure(result):
     return fig
 
 
-@register("ising-structure-scale", "Ising structure at scale: grid and random graphs of 25-100 nodes, "
-                                   "100-2,000 samples; edge AUC, exact recovery and fit time")
+@register(SCALE_SPEC)
 def ising_structure_scale(options=RunOptions(), *, method="auto"):
     """Edge AUC, exact recovery and fit time against the number of samples, 25-100 nodes.
 
     Parameters
     ----------
-    options : RunOptions, optional
-        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
-        one local process).
     method : str, default="auto"
         The registered MED solution method that fits MED at every point of the grid.
     """
     quick = options.quick
-    sizes = [9, 16] if quick else [25, 49, 100]   # square numbers: grids exist at every size
-    samples = [100, 400] if quick else [100, 300, 1000, 2000]
-    reps = 1 if quick else 2
+    config = SCALE_SPEC.settings(quick)
+    sizes, samples, reps = config["sizes"], config["samples"], config["repetitions"]
     kinds = ["grid", "random"]
     cells = [{**cell, "Cs": SCALE_CS, "alphas": SCALE_ALPHAS, "nus": SCALE_NUS, "glasso": SCALE_GLASSO,
               "seed": options.seed, "method": method}

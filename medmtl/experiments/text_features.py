@@ -1,11 +1,8 @@
 """Feature selection on text: test AUC against the number of selected features, and fit time.
 
-The bundled text data sets, as tf-idf features built on each split's training documents:
-
-* three **20 Newsgroups pairs** (one binary task each; the bydate train split gives the
-  training and validation posts, the bydate test split the test posts; headers removed);
-* the **15 spam users** of ECML/PKDD 2006 task B (15 tasks, one per inbox);
-* the **4 sentiment domains** of Blitzer et al. (4 tasks, one per domain).
+The data sets are the bundled text sets of :mod:`medmtl.experiments.text_data` (three 20
+Newsgroups pairs, 15 spam users, 4 sentiment domains), as tf-idf features built on each
+split's training documents; the baselines come from :mod:`medmtl.baselines`.
 
 Each method sweeps the parameter that sets its sparsity; every sweep point is one point of
 its curve, ``(number of selected features, test AUC)``. The method's other parameter (MED's
@@ -43,41 +40,29 @@ Selection on validation is on the mean over tasks of the per-task AUCs (MAUC).
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import time
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
+from medmtl.baselines.sparse_linear import (INTERCEPT_WEIGHT, group_design, group_lasso_fit, l1_logistic_regression,
+                                            logistic_alpha_max, sparse_logistic_fit)
 from medmtl.evaluation import mean_auc, paired_t_test
-from medmtl.experiments.leakage import guard_test_labels
-from medmtl.experiments.med_method import METHOD, fit_options, solver_settings
+from medmtl.experiments.med_method import METHOD, fit_options, method_settings
 from medmtl.experiments.registry import register
-from medmtl.experiments.report import Row, fmt, fmt_paired, readme_rows
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import CellCall, RunOptions, run_grid
-from medmtl.experiments.svm_baselines import l1_logistic_regression
+from medmtl.experiments.spec import Spec
+from medmtl.experiments.text_data import (DATA_SETS, DATA_TITLES, MIN_DF, MULTITASK_SETS, NEWSGROUP_PAIRS, SIZES,
+                                          text_split, tfidf_features)
+from medmtl.experiments.text_report import figure as _figure
 from medmtl.experiments.threads import one_blas_thread
 
 __all__ = ["NEWSGROUP_PAIRS", "DATA_SETS", "QUICK_DATA_SETS", "METHODS", "text_split", "tfidf_features", "method_sweep",
            "budget_choice", "text_feature_cell", "text_feature_selection"]
 
 NAME = "text-feature-selection"
-
-# label -> (positive newsgroup, negative newsgroup); chosen before any run: a pair of sport
-# groups, the classic pair of PC hardware groups, and the classic pair of religion groups.
-NEWSGROUP_PAIRS = {
-    "baseball vs hockey": ("rec.sport.baseball", "rec.sport.hockey"),
-    "ibm vs mac": ("comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware"),
-    "atheism vs christian": ("alt.atheism", "soc.religion.christian"),
-}
-MULTITASK_SETS = ("spam", "sentiment")
-DATA_SETS = (*NEWSGROUP_PAIRS, *MULTITASK_SETS)
-QUICK_DATA_SETS = ("baseball vs hockey", *MULTITASK_SETS)
-DATA_TITLES = {**{k: f"20 Newsgroups: {k}" for k in NEWSGROUP_PAIRS},
-               "spam": "spam, 15 users (15 tasks)", "sentiment": "sentiment, 4 domains (4 tasks)"}
 
 # method key -> label; the multi-task methods run on the multi-task sets only
 METHODS = {
@@ -91,188 +76,29 @@ METHODS = {
 MULTITASK_METHODS = ("mtmed", "group_lasso")
 MED_METHODS = ("med", "mtmed")
 
-# Training documents per task for fitting, for validation, and test documents per task
-# (None: the whole bydate test split of the pair).
-SIZES = {"newsgroups": {"fit": 700, "validation": 400, "test": None},
-         "spam": {"fit": 100, "validation": 100, "test": 200},
-         "sentiment": {"fit": 300, "validation": 300, "test": 1000}}
-QUICK_SIZES = {"newsgroups": {"fit": 120, "validation": 120, "test": 300},
-               "spam": {"fit": 50, "validation": 50, "test": 100},
-               "sentiment": {"fit": 80, "validation": 80, "test": 300}}
-MIN_DF = 3
-INTERCEPT_WEIGHT = 1e-10   # the group lasso's penalty weight on the tasks' intercepts
-QUICK_MIN_DF = 5
-
-GRID = {
-    "med_alphas": [1.01, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0, 50.0, 100.0, 300.0, 1000.0, 1e4],
-    "med_Cs": [0.1, 1.0, 10.0, 100.0],
-    "l1_Cs": [float(c) for c in np.logspace(-1, 4, 16)],
-    "alpha_ratios": [float(a) for a in np.logspace(0, -4, 17)],   # times the data's alpha_max
-    "mcp_gammas": [3.0, 10.0, 100.0],     # large gamma: close to the l1 penalty
-}
-QUICK_GRID = {
-    "med_alphas": [1.5, 3.0, 10.0, 100.0, 1000.0],
-    "med_Cs": [1.0, 10.0, 100.0],
-    "l1_Cs": [0.3, 1.0, 10.0, 100.0],
-    "alpha_ratios": [0.5, 0.1, 0.02],
-    "mcp_gammas": [3.0],
-}
-REPETITIONS = 5
-QUICK_REPETITIONS = 1
+SPEC = Spec(
+    NAME, "MED (single- and multi-task) feature selection vs l1 / MCP / group lasso on text: AUC vs #features",
+    grid={"data_sets": list(DATA_SETS), "sizes": SIZES, "min_df": MIN_DF, "repetitions": 5,
+          "grid": {"med_alphas": [1.01, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0, 50.0, 100.0,
+                                  300.0, 1000.0, 1e4],
+                   "med_Cs": [0.1, 1.0, 10.0, 100.0],
+                   "l1_Cs": [float(c) for c in np.logspace(-1, 4, 16)],
+                   "alpha_ratios": [float(a) for a in np.logspace(0, -4, 17)],   # times the data's alpha_max
+                   "mcp_gammas": [3.0, 10.0, 100.0]}},     # large gamma: close to the l1 penalty
+    quick={"data_sets": ["baseball vs hockey", *MULTITASK_SETS],
+           "sizes": {"newsgroups": {"fit": 120, "validation": 120, "test": 300},
+                     "spam": {"fit": 50, "validation": 50, "test": 100},
+                     "sentiment": {"fit": 80, "validation": 80, "test": 300}},
+           "min_df": 5, "repetitions": 1,
+           "grid": {"med_alphas": [1.5, 3.0, 10.0, 100.0, 1000.0], "med_Cs": [1.0, 10.0, 100.0],
+                    "l1_Cs": [0.3, 1.0, 10.0, 100.0], "alpha_ratios": [0.5, 0.1, 0.02], "mcp_gammas": [3.0]}})
+GRID, QUICK_GRID = SPEC.grid["grid"], SPEC.quick["grid"]
+QUICK_DATA_SETS, QUICK_SIZES, QUICK_MIN_DF = tuple(SPEC.quick["data_sets"]), SPEC.quick["sizes"], SPEC.quick["min_df"]
 BUDGETS = [1, 3, 10, 30, 100, 300, 1000, 3000, 10000]
 
 BUDGET_RULE = ("among all fitted points (every sweep value and second parameter, e.g. MED's (C, alpha)) "
                "with at most that many selected features (counted on the fitted model), the one with the "
                "highest validation MAUC")
-
-
-# ---------------------------------------------------------------------------------------------
-# Data: per-seed splits and tf-idf features built on the training documents.
-
-def _strip_header(post):
-    """A Usenet post without its header block (everything before the first blank line).
-
-    >>> _strip_header("From: a@b\\nSubject: hi\\n\\nbody text\\n\\nmore")
-    'body text\\n\\nmore'
-    """
-    head, sep, body = post.partition("\n\n")
-    return body if sep else post
-
-
-@functools.lru_cache(maxsize=2)
-def _newsgroup_pair_docs(first, second):
-    """The posts of two newsgroups, headers removed, with labels (+1: ``first``) and parts."""
-    from medmtl.datasets import load_20newsgroups
-
-    out = {}
-    for part in ("train", "test"):
-        docs, names, labels = load_20newsgroups(part)
-        a, b = names.index(first), names.index(second)
-        keep = np.flatnonzero((labels == a) | (labels == b))
-        out[part] = ([_strip_header(docs[i]) for i in keep], np.where(labels[keep] == a, 1, -1))
-    return out
-
-
-def _stratified_parts(y, sizes, seed):
-    """Sorted row indices of stratified parts of sizes ``sizes`` (a tuple; None: the rest)."""
-    from medmtl.datasets import MultiTaskDataset, Task
-
-    y = np.asarray(y)
-    ds = MultiTaskDataset([Task(np.zeros((len(y), 1)), y, "t")])
-    counts = list(sizes) + [None] * (3 - len(sizes))
-    return [np.asarray(i) for i in ds.split_indices(*counts, random_state=seed)[0]][:len(sizes)]
-
-
-def tfidf_features(fit_counts, *others, min_df=MIN_DF):
-    """tf-idf of count matrices, built on the fitting documents only.
-
-    Words (columns) in fewer than ``min_df`` fitting documents are dropped; the inverse
-    document frequencies come from the fitting documents; term frequencies are sublinear
-    (``1 + log tf``) and every row has unit Euclidean norm.
-
-    Parameters
-    ----------
-    fit_counts : sparse matrix of shape (n_fit, n_words)
-        The term counts of the documents the models are fitted on (all tasks stacked).
-    *others : sparse matrices of shape (n, n_words)
-        Further documents (validation, test) to transform the same way.
-    min_df : int, default=MIN_DF
-
-    Returns
-    -------
-    list of scipy.sparse.csr_matrix
-        ``fit_counts`` and every one of ``others`` transformed, with the kept columns only.
-
-    Examples
-    --------
-    >>> counts = sp.csr_matrix(np.array([[2, 1, 0], [1, 1, 0], [3, 0, 1]]))
-    >>> fit, other = tfidf_features(counts, sp.csr_matrix(np.array([[1, 5, 0]])), min_df=2)
-    >>> fit.shape, other.shape                       # the third word is in one document only
-    ((3, 2), (1, 2))
-    >>> np.round(np.linalg.norm(fit.toarray(), axis=1), 6).tolist()
-    [1.0, 1.0, 1.0]
-    """
-    from sklearn.feature_extraction.text import TfidfTransformer
-
-    fit_counts = sp.csr_matrix(fit_counts)
-    keep = np.flatnonzero(np.asarray((fit_counts > 0).sum(axis=0)).ravel() >= min_df)
-    transformer = TfidfTransformer(sublinear_tf=True).fit(fit_counts[:, keep])
-    return [transformer.transform(sp.csr_matrix(m)[:, keep]).tocsr() for m in (fit_counts, *others)]
-
-
-@functools.lru_cache(maxsize=8)
-def _raw_split(data, seed, rep, n_fit, n_val, n_test, min_df):
-    """The fitting, validation and test tf-idf matrices and labels of every task (unguarded)."""
-    rng_seed = [seed, rep, DATA_SETS.index(data)]
-    if data in NEWSGROUP_PAIRS:
-        from sklearn.feature_extraction.text import CountVectorizer
-
-        docs = _newsgroup_pair_docs(*NEWSGROUP_PAIRS[data])
-        train_docs, train_y = docs["train"]
-        test_docs, test_y = docs["test"]
-        fit_idx, val_idx = _stratified_parts(train_y, (n_fit, n_val), rng_seed)
-        test_idx = np.arange(len(test_y)) if n_test is None else _stratified_parts(test_y, (n_test,),
-                                                                                   [*rng_seed, 1])[0]
-        vectorizer = CountVectorizer(stop_words="english", min_df=min_df, dtype=np.float64)
-        fit_counts = vectorizer.fit_transform([train_docs[i] for i in fit_idx])
-        val_counts = vectorizer.transform([train_docs[i] for i in val_idx])
-        test_counts = vectorizer.transform([test_docs[i] for i in test_idx])
-        Xf, Xv, Xt = tfidf_features(fit_counts, val_counts, test_counts, min_df=min_df)
-        return ([Xf], [train_y[fit_idx]], [Xv], [train_y[val_idx]], [Xt], [test_y[test_idx]], [data])
-    from medmtl.datasets import load_sentiment, load_spam
-
-    ds = load_spam() if data == "spam" else load_sentiment()
-    fit, val, test = ds.split(train=n_fit, validation=n_val, test=n_test, random_state=rng_seed)
-    sizes = [[t.n_samples for t in part] for part in (fit, val, test)]
-    Xf, Xv, Xt = tfidf_features(sp.vstack(fit.Xs), sp.vstack(val.Xs), sp.vstack(test.Xs), min_df=min_df)
-
-    def per_task(X, counts):
-        edges = np.concatenate([[0], np.cumsum(counts)])
-        return [X[a:b] for a, b in zip(edges[:-1], edges[1:])]
-
-    return (per_task(Xf, sizes[0]), fit.ys, per_task(Xv, sizes[1]), val.ys, per_task(Xt, sizes[2]), test.ys,
-            ds.task_names)
-
-
-def text_split(data, seed=0, rep=0, sizes=None, min_df=MIN_DF):
-    """One repetition's split of data set ``data`` into fitting, validation and test parts.
-
-    Every task's documents are drawn at random, stratified by class: ``sizes["fit"]`` for
-    fitting and ``sizes["validation"]`` for validation (for a 20 Newsgroups pair, from the
-    bydate train split) and ``sizes["test"]`` for testing (for a pair, from the bydate test
-    split; ``None``: all of it). Features are tf-idf over the words of at least ``min_df``
-    fitting documents (see :func:`tfidf_features`). The test labels pass through
-    :func:`~medmtl.experiments.leakage.guard_test_labels`.
-
-    Parameters
-    ----------
-    data : str
-        One of :data:`DATA_SETS`.
-    seed, rep : int
-        The run's seed and the repetition; the draw derives from both.
-    sizes : dict, optional
-        ``{"fit", "validation", "test"}`` documents per task (default: the full run's).
-    min_df : int, default=MIN_DF
-
-    Returns
-    -------
-    dict
-        ``Xfit``, ``yfit``, ``Xval``, ``yval``, ``Xtest``, ``ytest`` (lists with one entry per
-        task), ``task_names`` and ``n_features``.
-
-    Examples
-    --------
-    >>> s = text_split("spam", sizes={"fit": 20, "validation": 20, "test": 40}, min_df=3)
-    >>> len(s["Xfit"]), s["Xfit"][0].shape[0], s["Xtest"][0].shape[0], s["Xval"][0].shape[1] == s["n_features"]
-    (15, 20, 40, True)
-    """
-    if data not in DATA_SETS:
-        raise ValueError(f"unknown data set {data!r}; choose from {DATA_SETS}")
-    sizes = sizes or SIZES["newsgroups" if data in NEWSGROUP_PAIRS else data]
-    Xf, yf, Xv, yv, Xt, yt, names = _raw_split(data, seed, rep, sizes["fit"], sizes["validation"], sizes["test"],
-                                               min_df)
-    return {"Xfit": Xf, "yfit": yf, "Xval": Xv, "yval": yv, "Xtest": Xt,
-            "ytest": [guard_test_labels(y) for y in yt], "task_names": list(names), "n_features": Xf[0].shape[1]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -360,170 +186,49 @@ def _liblinear_points(split, Cs):
     return points
 
 
-@contextlib.contextmanager
-def _without_anderson(module):
-    """Within the block, skglm's solver module ``module`` (``"group_bcd"``, ``"anderson_cd"``)
-    runs plain coordinate descent: its Anderson extrapolation never extrapolates. Used only
-    to refit a point whose accelerated fit overflowed to non-finite weights."""
-    import importlib
-
-    solver_module = importlib.import_module(f"skglm.solvers.{module}")
-    original = solver_module.AndersonAcceleration
-
-    class NoExtrapolation(original):
-        def extrapolate(self, w, Xw):
-            return w, Xw, False
-
-    solver_module.AndersonAcceleration = NoExtrapolation
-    try:
-        yield
-    finally:
-        solver_module.AndersonAcceleration = original
-
-
-def _skglm_tol(alpha):
-    """skglm's stopping tolerance (on the optimality violation, in the units of the penalty
-    level ``alpha``): 1e-6, or 1 % of ``alpha`` where that is smaller, so that the fits at the
-    smallest penalties are converged too.
-
-    >>> _skglm_tol(1.0), _skglm_tol(1e-6)
-    (1e-06, 1e-08)
-    """
-    return min(1e-6, 1e-2 * alpha)
-
-
-def _logistic_alpha_max(X, y):
-    """The smallest l1 weight of skglm's logistic loss at which all weights are zero
-    (intercept included: the gradient at the intercept-only fit)."""
-    y = np.asarray(y, float)
-    p = (y > 0).mean()
-    residual = (y > 0) - p              # minus the gradient of the mean log-loss in Xw, per row
-    return float(np.abs(X.T @ residual).max() / len(y))
-
-
 def _skglm_points(split, ratios, penalty, gammas):
     """Logistic regression with an l1 or MCP penalty (skglm), per task, one alpha for all tasks."""
-    from skglm.datafits import Logistic
-    from skglm.penalties import L1, MCPenalty
-    from skglm.solvers import AndersonCD
-
     Xs = [sp.csc_matrix(X) for X in split["Xfit"]]          # skglm's sparse loops run over columns
-    alpha_max = [_logistic_alpha_max(X, y) for X, y in zip(Xs, split["yfit"])]
-    scale = float(np.max(alpha_max))
+    scale = float(np.max([logistic_alpha_max(X, y) for X, y in zip(Xs, split["yfit"])]))
     points = []
     for gamma in (gammas if penalty == "mcp" else [None]):
         w_prev = [None] * len(split["Xfit"])
         for ratio in ratios:
-            alpha = ratio * scale
             start = time.process_time()
-            W, b = [], []
             for t, (X, y) in enumerate(zip(Xs, split["yfit"])):
-                pen = L1(alpha) if penalty == "l1" else MCPenalty(alpha, gamma)
-                solver = AndersonCD(fit_intercept=True, tol=_skglm_tol(alpha), max_iter=200,
-                                    warm_start=w_prev[t] is not None)
-                w0 = w_prev[t]
-                # a warm start needs the predictions of its weights too (skglm takes Xw = 0 otherwise)
-                Xw0 = None if w0 is None else np.asarray(X @ w0[:-1]).ravel() + w0[-1]
-                w = solver.solve(X, np.asarray(y, float), Logistic(), pen, w_init=None if w0 is None else w0.copy(),
-                                 Xw_init=Xw0)[0].copy()
-                if not np.all(np.isfinite(w)):      # Anderson extrapolation overflowed: again, cold, without it
-                    with _without_anderson("anderson_cd"):
-                        w = AndersonCD(fit_intercept=True, tol=_skglm_tol(alpha), max_iter=200).solve(
-                            X, np.asarray(y, float), Logistic(), pen)[0].copy()
-                    if not np.all(np.isfinite(w)):
-                        raise FloatingPointError(f"skglm diverged at alpha ratio {ratio}")
-                w_prev[t] = w
-                W.append(w[:-1])
-                b.append(float(w[-1]))
+                w_prev[t] = sparse_logistic_fit(X, y, ratio * scale, penalty, gamma, w_init=w_prev[t])
+            W, b = [w[:-1] for w in w_prev], [float(w[-1]) for w in w_prev]
             seconds = time.process_time() - start
             points.append(_record(split, ratio, gamma, _linear_scores(W, b, split["Xval"]),
                                   _linear_scores(W, b, split["Xtest"]), [w != 0 for w in W], seconds))
     return points
 
 
-def _group_design(Xs, features):
-    """The tasks' block-diagonal design over ``features``, one intercept column per task, and
-    its groups.
-
-    Column ``k * M + t`` holds feature ``features[k]`` of task ``t``; group ``k < K`` is a
-    feature's M columns, and groups ``K .. K + M - 1`` are the intercept columns.
-
-    >>> X = sp.csr_matrix(np.array([[1.0, 0.0, 2.0]]))
-    >>> design, ptr, idx = _group_design([X, 3 * X], np.array([0, 2]))
-    >>> design.toarray().tolist()
-    [[1.0, 0.0, 2.0, 0.0, 1.0, 0.0], [0.0, 3.0, 0.0, 6.0, 0.0, 1.0]]
-    >>> ptr.tolist()
-    [0, 2, 4, 5, 6]
-    """
-    M, K = len(Xs), len(features)
-    blocks = []
-    for t, X in enumerate(Xs):
-        coo = sp.csr_matrix(X)[:, features].tocoo()
-        n = coo.shape[0]
-        blocks.append(sp.csr_matrix((np.concatenate([coo.data, np.ones(n)]),
-                                     (np.concatenate([coo.row, np.arange(n)]),
-                                      np.concatenate([coo.col * M + t, np.full(n, K * M + t)]))),
-                                    shape=(n, K * M + M)))
-    design = sp.vstack(blocks).tocsc()
-    grp_ptr = np.concatenate([np.arange(0, K * M + 1, M), K * M + np.arange(1, M + 1)]).astype(np.int32)
-    return design, grp_ptr, np.arange(K * M + M, dtype=np.int32)
-
-
-@functools.lru_cache(maxsize=1)
-def _numba_seeder():
-    """A numba function that seeds numba's random generator (not NumPy's), which skglm's
-    power iteration for the groups' Lipschitz constants draws its start vector from."""
-    from numba import njit
-
-    @njit(cache=False)
-    def seed(value):
-        np.random.seed(value)
-
-    return seed
-
-
 def _group_lasso_points(split, ratios):
-    """Multi-task group lasso with the squared loss on the ±1 labels (skglm GroupBCD)."""
-    from skglm.datafits import QuadraticGroup
-    from skglm.penalties import WeightedGroupL2
-    from skglm.solvers import GroupBCD
+    """Multi-task group lasso with the squared loss on the ±1 labels (skglm GroupBCD).
 
+    A sweep point whose fit diverges has no point on the curve; the sweep goes on from a cold
+    start.
+    """
     Xs, ys = split["Xfit"], split["yfit"]
     M, D = len(Xs), Xs[0].shape[1]
     # features no fitting document holds have no column (their weights stay zero)
     features = np.flatnonzero(np.asarray(sum(abs(X).sum(axis=0) for X in Xs)).ravel() > 0)
     K = len(features)
-    design, grp_ptr, grp_indices = _group_design(Xs, features)
+    design, grp_ptr, grp_indices = group_design(Xs, features)
     y = np.concatenate([np.asarray(v, float) for v in ys])
-    n = len(y)
     centred = np.concatenate([np.asarray(v, float) - np.mean(v) for v in ys])
     gradient = np.asarray(design[:, :K * M].T @ centred).ravel().reshape(K, M)
-    scale = float(np.linalg.norm(gradient, axis=1).max() / n)
-    # the intercepts' groups are unpenalised in effect; not exactly (weight 0), since skglm's
-    # block soft-thresholding divides 0 by 0 at a zero threshold and a zero group
+    scale = float(np.linalg.norm(gradient, axis=1).max() / len(y))
     weights = np.concatenate([np.ones(K), np.full(M, INTERCEPT_WEIGHT)])
-    datafit = QuadraticGroup(grp_ptr, grp_indices)
     points, w = [], None
     for ratio in ratios:
-        penalty = WeightedGroupL2(ratio * scale, weights, grp_ptr, grp_indices)
-        solver = GroupBCD(fit_intercept=False, tol=_skglm_tol(ratio * scale), max_iter=200, warm_start=w is not None)
         start = time.process_time()
-        Xw0 = None if w is None else np.asarray(design @ w).ravel()   # the warm start's predictions
-        _numba_seeder()(0)              # the same Lipschitz constants, so the same fit, in every run
-        w = solver.solve(design, y, datafit, penalty, w_init=None if w is None else w.copy(), Xw_init=Xw0)[0].copy()
-        if not np.all(np.isfinite(w)):
-            # skglm's Anderson extrapolation overflowed (ill-conditioned iterates): again, cold, without it
-            _numba_seeder()(0)
-            solver = GroupBCD(fit_intercept=False, tol=_skglm_tol(ratio * scale), max_iter=200)
-            with _without_anderson("group_bcd"):
-                w = solver.solve(design, y, datafit, penalty)[0].copy()
-            if not np.all(np.isfinite(w)):
-                # diverged from a cold start too (seen once: sentiment, one split, ratio 1.8e-3):
-                # this sweep point has no fit; the curve goes on without it
-                warnings.warn(f"skglm's group lasso diverged at alpha ratio {ratio:.3g}; the point is left out",
-                              RuntimeWarning, stacklevel=2)
-                w = None
-                continue
+        w = group_lasso_fit(design, y, grp_ptr, grp_indices, ratio * scale, weights, w_init=w)
+        if w is None:
+            warnings.warn(f"the group lasso diverged at alpha ratio {ratio:.3g}; the point is left out",
+                          RuntimeWarning, stacklevel=2)
+            continue
         seconds = time.process_time() - start
         W = np.zeros((M, D))
         W[:, features] = w[:K * M].reshape(K, M).T
@@ -624,7 +329,7 @@ def budget_choice(curve, budget=None):
 def _warm_up(method, split, grid, med_method):
     """Compile and import what ``method`` needs on a tiny copy of ``split`` (untimed), so that
     the timed fits measure fitting, not just-in-time compilation (skglm compiles its solvers
-    with numba in every new process: about 10 s per loss and penalty)."""
+    with numba in every new process)."""
     n_tasks = 2 if method in MULTITASK_METHODS else 1
     tiny = {key: [X[:10] for X in split[key][:n_tasks]] for key in ("Xfit", "Xval", "Xtest")}
     ys = {key: [np.resize(np.array([1, -1]), 10)] * n_tasks for key in ("yfit", "yval", "ytest")}
@@ -758,58 +463,97 @@ def _compare(budget_tables, data, med, baselines, label):
     return rows
 
 
-def _figure(curves_by_data, chosen_by_data, quick):
-    from matplotlib.figure import Figure
-
-    n = len(curves_by_data)
-    cols = 2 if n + 1 <= 4 else 3                              # one more panel for the legend
-    rows = int(np.ceil((n + 1) / cols))
-    figure = Figure(figsize=(4.8 * cols, 3.8 * rows))
-    axes = figure.subplots(rows, cols, squeeze=False).ravel()
-    colors = {m: f"C{i}" for i, m in enumerate(METHODS)}
-    for ax, (data, curves) in zip(axes, curves_by_data.items()):
-        for method, curve in curves.items():
-            # joined in the order of the number of features; zero features drawn at the axis' edge
-            order = np.argsort(curve["n_features"], kind="stable")
-            x = np.maximum(np.asarray(curve["n_features"])[order], 0.8)
-            style = "-" if method in MED_METHODS else "--"
-            ax.errorbar(x, np.asarray(curve["test"])[order], yerr=np.asarray(curve["test_std"])[order],
-                        color=colors[method], linestyle=style, marker="o" if method in MED_METHODS else ".",
-                        markersize=4, capsize=2, label=METHODS[method])
-            star = chosen_by_data[data][method]
-            if star is not None:
-                ax.plot(max(star[0], 0.8), star[1], marker="*", markersize=11, color=colors[method],
-                        markeredgecolor="black", linestyle="none")
-        ax.set_xscale("log")
-        ax.set_xlabel("selected features (union over tasks)")
-        ax.set_ylabel("mean test AUC")
-        ax.set_title(DATA_TITLES[data] + (" [quick]" if quick else ""), fontsize=10)
-        ax.grid(alpha=0.3)
-    handles, labels = [], []
-    for ax in axes[:n]:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    for ax in axes[n:]:
-        ax.axis("off")
-    axes[n].legend(handles, labels, loc="center", fontsize=8,
-                   title="star: the point chosen on validation\n(MED: switch posterior > 1/2 kept)",
-                   title_fontsize=8)
-    figure.suptitle("Text feature selection: test AUC against selected features"
-                    + (" (quick run)" if quick else ""))
-    return figure
+def _cells(config, chosen_methods, seed, libraries):
+    """The grid: one cell per (data set, repetition, method); a worker's cells of one split
+    follow each other."""
+    cells = []
+    for data in config["data_sets"]:
+        sizes = config["sizes"]["newsgroups" if data in NEWSGROUP_PAIRS else data]
+        for rep in range(config["repetitions"]):
+            for method in (m for m in _methods_for(data) if m in chosen_methods):
+                cells.append({"data": data, "method": method, "rep": rep, "seed": seed, "sizes": sizes,
+                              "min_df": config["min_df"], "grid": config["grid"], "med_method": METHOD,
+                              "libraries": libraries, "v": 1})
+    return cells
 
 
-@register(NAME, "MED (single- and multi-task) feature selection vs l1 / MCP / group lasso on text: AUC vs #features")
+def _fit_times(method, outs):
+    """A method's sweep times on one data set, averaged over the repetitions."""
+    return {"sweep_seconds_mean": float(np.mean([o["seconds"] for o in outs])),
+            "grid_points": len(outs[0]["points"]),
+            "fits": len(outs[0]["points"]) * len(outs[0]["task_names"])
+            if method not in MULTITASK_METHODS else len(outs[0]["points"]),
+            "seconds_per_point_mean": float(np.mean([o["seconds"] / len(o["points"]) for o in outs]))}
+
+
+def _selection_records(data, method, cells, out, table):
+    """What validation chose, per repetition: the curve, every point and the budget choices."""
+    keys = ("sweep", "second", "validation", "n_features")
+    return [{"data": data, "method": method, "rep": c["rep"],
+             "curve": [{k: p[k] for k in keys} for p in o["curve"]],
+             "points": [{k: p[k] for k in keys} for p in o["points"]],
+             "budget_choices": {b: None if v[c["rep"]] is None else {k: v[c["rep"]][k] for k in keys}
+                                for b, v in table.items()}}
+            for c, o in zip(cells, out) if c["data"] == data and c["method"] == method]
+
+
+def _summarise(cells, out, config, chosen_methods):
+    """The measured curves, budget tables, times, comparisons and selection records."""
+    s = {"measured": {}, "std": {}, "curves": {}, "chosen": {}, "comparisons": [], "budgets": {}, "times": {},
+         "selection": [], "n_total": {}}
+    for data in config["data_sets"]:
+        methods_here = [m for m in _methods_for(data) if m in chosen_methods]
+        for part in ("curves", "chosen", "budgets", "times"):
+            s[part][data] = {}
+        for method in methods_here:
+            outs = [o for o, c in zip(out, cells) if c["data"] == data and c["method"] == method]
+            s["curves"][data][method] = _mean_curve([o["curve"] for o in outs])
+            table = s["budgets"][data][method] = _budget_table([o["points"] for o in outs], BUDGETS)
+            key = f"{data}: {METHODS[method]}"
+            tests = [[None if p is None else p["test"] for p in table[str(b)]] for b in BUDGETS]
+            s["measured"][key] = [_mean_or_none(t) for t in tests]
+            s["std"][key] = [_std_or_none(t) for t in tests]
+            s["chosen"][data][method] = (float(np.mean([p["n_features"] for p in table["any"]])),
+                                         float(np.mean([p["test"] for p in table["any"]])))
+            s["times"][data][method] = _fit_times(method, outs)
+            s["n_total"][data] = outs[0]["n_features_total"]
+            s["selection"] += _selection_records(data, method, cells, out, table)
+        s["comparisons"] += _comparisons(s["budgets"][data], data, methods_here)
+    return s
+
+
+def _settings(config, chosen_methods, libraries, seed, quick):
+    data_sets, min_df = config["data_sets"], config["min_df"]
+    return {"data": {d: DATA_TITLES[d] for d in data_sets},
+            "newsgroup_pairs": {k: list(v) for k, v in NEWSGROUP_PAIRS.items() if k in data_sets},
+            "features": f"tf-idf (sublinear tf, idf and vocabulary from the fitting documents, words in at "
+                        f"least {min_df} of them; rows of unit norm); 20 Newsgroups: headers removed, "
+                        "English stop words removed",
+            "sizes": config["sizes"], "repetitions": config["repetitions"], "grid": config["grid"],
+            "methods": {m: METHODS[m] for m in chosen_methods},
+            "selection_rule": "per sweep point, the second parameter (MED: C; MCP: gamma) with the best "
+                              "validation MAUC; one value of every parameter for all tasks",
+            "budget_rule": BUDGET_RULE, "budgets": BUDGETS,
+            "n_features_counted": "switch posterior > 1/2 (MED); nonzero weight (the others); the union "
+                                  "over the tasks",
+            "fit_time": "process time (one BLAS thread) of the fits of a sweep, after an untimed warm-up "
+                        "that compiles numba code",
+            "libraries": libraries, "seed": seed, "quick": quick,
+            "quick_shrinks": "one newsgroup pair, fewer documents per task, vocabulary (min_df 5), fewer grid "
+                             "points, one repetition",
+            **method_settings(METHOD)}
+
+
+@register(SPEC)
 def text_feature_selection(options=RunOptions(), *, data_sets=None, methods=None):
     """Test AUC against the number of selected features, and fit times, on text data.
 
     Parameters
     ----------
     options : RunOptions
+        How to run (:class:`~medmtl.experiments.runner.RunOptions`).
     data_sets : list of str, optional
-        A subset of :data:`DATA_SETS` (default: all; quick: :data:`QUICK_DATA_SETS`).
+        A subset of :data:`DATA_SETS` (default: the spec's: all; quick: :data:`QUICK_DATA_SETS`).
     methods : list of str, optional
         A subset of :data:`METHODS` (default: all; the multi-task ones run on the multi-task
         sets only).
@@ -824,170 +568,25 @@ def text_feature_selection(options=RunOptions(), *, data_sets=None, methods=None
     figure : matplotlib.figure.Figure
         One panel per data set: every method's curve (mean over repetitions), log x.
     """
-    quick = options.quick
-    data_sets = list(data_sets or (QUICK_DATA_SETS if quick else DATA_SETS))
+    config = SPEC.settings(options.quick)
+    config["data_sets"] = list(data_sets or config["data_sets"])
     chosen_methods = list(methods or METHODS)
-    grid = QUICK_GRID if quick else GRID
-    reps = QUICK_REPETITIONS if quick else REPETITIONS
-    min_df = QUICK_MIN_DF if quick else MIN_DF
-    all_sizes = QUICK_SIZES if quick else SIZES
     libraries = _library_versions()
-    cells = []
-    for data in data_sets:
-        sizes = all_sizes["newsgroups" if data in NEWSGROUP_PAIRS else data]
-        for rep in range(reps):               # a worker's cells of one split follow each other
-            for method in (m for m in _methods_for(data) if m in chosen_methods):
-                cells.append({"data": data, "method": method, "rep": rep, "seed": options.seed, "sizes": sizes,
-                              "min_df": min_df, "grid": grid, "med_method": METHOD, "libraries": libraries, "v": 1})
+    cells = _cells(config, chosen_methods, options.seed, libraries)
     out = run_grid(CellCall(text_feature_cell), cells, name=NAME, options=options)
-
-    def outputs(data, method):
-        return [o for o, c in zip(out, cells) if c["data"] == data and c["method"] == method]
-
-    measured, std, curves_by_data, chosen_by_data, comparisons = {}, {}, {}, {}, []
-    budgets_out, times, selection, n_total = {}, {}, [], {}
-    for data in data_sets:
-        methods_here = [m for m in _methods_for(data) if m in chosen_methods]
-        curves_by_data[data], chosen_by_data[data], budgets_out[data], times[data] = {}, {}, {}, {}
-        for method in methods_here:
-            outs = outputs(data, method)
-            curves = [o["curve"] for o in outs]
-            curves_by_data[data][method] = _mean_curve(curves)
-            table = _budget_table([o["points"] for o in outs], BUDGETS)
-            budgets_out[data][method] = table
-            key = f"{data}: {METHODS[method]}"
-            measured[key] = [_mean_or_none([None if p is None else p["test"] for p in table[str(b)]])
-                             for b in BUDGETS]
-            std[key] = [_std_or_none([None if p is None else p["test"] for p in table[str(b)]]) for b in BUDGETS]
-            anyp = table["any"]
-            chosen_by_data[data][method] = (float(np.mean([p["n_features"] for p in anyp])),
-                                            float(np.mean([p["test"] for p in anyp])))
-            times[data][method] = {"sweep_seconds_mean": float(np.mean([o["seconds"] for o in outs])),
-                                   "grid_points": len(outs[0]["points"]),
-                                   "fits": len(outs[0]["points"]) * len(outs[0]["task_names"])
-                                   if method not in MULTITASK_METHODS else len(outs[0]["points"]),
-                                   "seconds_per_point_mean": float(np.mean([o["seconds"] / len(o["points"])
-                                                                            for o in outs]))}
-            n_total[data] = outs[0]["n_features_total"]
-            for c, o in zip(cells, out):
-                if c["data"] == data and c["method"] == method:
-                    selection.append({"data": data, "method": method, "rep": c["rep"],
-                                      "curve": [{k: p[k] for k in ("sweep", "second", "validation", "n_features")}
-                                                for p in o["curve"]],
-                                      "points": [{k: p[k] for k in ("sweep", "second", "validation", "n_features")}
-                                                 for p in o["points"]],
-                                      "budget_choices": {b: None if v[c["rep"]] is None else
-                                                         {k: v[c["rep"]][k] for k in ("sweep", "second",
-                                                                                      "validation", "n_features")}
-                                                         for b, v in table.items()}})
-        comparisons += _comparisons(budgets_out[data], data, methods_here)
+    s = _summarise(cells, out, config, chosen_methods)
     result = ExperimentResult(
-        NAME,
-        settings={"data": {d: DATA_TITLES[d] for d in data_sets},
-                  "newsgroup_pairs": {k: list(v) for k, v in NEWSGROUP_PAIRS.items() if k in data_sets},
-                  "features": f"tf-idf (sublinear tf, idf and vocabulary from the fitting documents, words in at "
-                              f"least {min_df} of them; rows of unit norm); 20 Newsgroups: headers removed, "
-                              "English stop words removed",
-                  "sizes": all_sizes, "repetitions": reps, "grid": grid, "methods": {m: METHODS[m]
-                                                                                    for m in chosen_methods},
-                  "selection_rule": "per sweep point, the second parameter (MED: C; MCP: gamma) with the best "
-                                    "validation MAUC; one value of every parameter for all tasks",
-                  "budget_rule": BUDGET_RULE, "budgets": BUDGETS,
-                  "n_features_counted": "switch posterior > 1/2 (MED); nonzero weight (the others); the union "
-                                        "over the tasks",
-                  "fit_time": "process time (one BLAS thread) of the fits of a sweep, after an untimed warm-up "
-                              "that compiles numba code",
-                  "libraries": libraries, "seed": options.seed, "quick": quick,
-                  "quick_shrinks": "one newsgroup pair, fewer documents per task, vocabulary (min_df 5), fewer grid "
-                                   "points, one repetition",
-                  **solver_settings(METHOD)},
-        x=BUDGETS, measured=measured, measured_std=std,
-        paper={k: [None] * len(BUDGETS) for k in measured},
+        NAME, settings=_settings(config, chosen_methods, libraries, options.seed, options.quick),
+        x=BUDGETS, measured=s["measured"], measured_std=s["std"],
+        paper={k: [None] * len(BUDGETS) for k in s["measured"]},
         xlabel="at most this many selected features", ylabel="mean test AUC (point chosen on validation)",
         title="Text feature selection", xscale="log",
-        extra={"curves": curves_by_data,
+        extra={"curves": s["curves"],
                "cells": [{"data": c["data"], "method": c["method"], "rep": c["rep"], "seconds": o["seconds"],
                           "curve": o["curve"]} for c, o in zip(cells, out)],
-               "budget_choices": budgets_out, "fit_times": times,
-               "comparisons": comparisons, "n_features_total": n_total,
+               "budget_choices": s["budgets"], "fit_times": s["times"],
+               "comparisons": s["comparisons"], "n_features_total": s["n_total"],
                "chosen_on_validation": {d: {m: {"n_features": v[0], "test": v[1]} for m, v in ms.items()}
-                                        for d, ms in chosen_by_data.items()},
-               "selection": selection})
-    return result, _figure(curves_by_data, chosen_by_data, quick)
-
-
-# ---------------------------------------------------------------------------------------------
-# The README's rows.
-
-README_BUDGETS = ["10", "100", "any"]
-_SHORT = {"med": "MED", "mtmed": "multi-task MED", "l1_logreg": "l1 LR (liblinear)", "skglm_l1": "l1 LR (skglm)",
-          "skglm_mcp": "MCP LR (skglm)", "group_lasso": "group lasso (skglm)"}
-
-
-def _verdict(row):
-    """Whether the MED method won or lost against the baseline, at the 5 % level.
-
-    >>> _verdict({"mean_difference": -0.02, "p_value": 0.01}), _verdict({"mean_difference": 0.01, "p_value": 0.3})
-    ('MED loses', 'no significant difference')
-    """
-    p = row["p_value"]
-    if p is not None and not np.isnan(p) and p < 0.05:
-        return "MED wins" if row["mean_difference"] > 0 else "MED loses"
-    return "no significant difference"
-
-
-def _budget_text(budget):
-    return "no budget" if budget == "any" else f"<= {budget} features"
-
-
-@readme_rows(NAME)
-def _readme_rows(result):
-    reps = result.settings["repetitions"]
-    experiment = (f"`{NAME}`: mean test AUC (MAUC over the tasks) against the number of selected features, "
-                  f"{reps} random splits, seed {result.settings['seed']}; 20 Newsgroups pairs, 15 spam users, "
-                  "4 sentiment domains, tf-idf")
-    rows = []
-    chosen = result.extra["chosen_on_validation"]
-    for data, methods in chosen.items():
-        rows.append(Row(experiment, f"{data}: every method at the point chosen on validation (features)",
-                        "per method, the sweep point and second parameter (MED: C) with the best validation MAUC; "
-                        "features counted as switch posterior > 1/2 (MED) or nonzero weights, union over tasks",
-                        "; ".join(f"{_SHORT[m]} {fmt(v['test'])} ({v['n_features']:.0f})" for m, v in methods.items())))
-    for data in chosen:
-        for med, against in (("med", "strongest baseline"), ("mtmed", "strongest baseline"),
-                             ("mtmed", "single-task MED")):
-            if med not in chosen[data]:
-                continue
-            found = {c["budget"]: c for c in result.extra["comparisons"]
-                     if c["data"] == data and c["method"] == med and c["against"] == against}
-            if not found:
-                continue
-            parts = []
-            for budget in README_BUDGETS:
-                c = found.get(budget)
-                if c is None:
-                    continue
-                if c["test"] is None:
-                    parts.append(f"{_budget_text(budget)}: {_SHORT[med]} has no point this sparse "
-                                 + ("(MED loses)" if against == "strongest baseline" else "(sharing loses)"))
-                    continue
-                verdict = _verdict(c)
-                if against == "single-task MED":
-                    verdict = verdict.replace("MED wins", "sharing wins").replace("MED loses", "sharing loses")
-                parts.append(f"{_budget_text(budget)}: {fmt(c['test'])} vs {_SHORT[c['baseline']]} "
-                             f"{fmt(c['baseline_test'])}, {fmt_paired(c)}: {verdict}")
-            rows.append(Row(experiment, f"{data}: {_SHORT[med]} minus the {against} (paired t-test over "
-                                        f"the {reps} splits)",
-                            "at each budget, the fitted point (any sweep value and second parameter) with the best "
-                            "validation MAUC among those within it"
-                            + ("; the baseline with the highest mean validation MAUC there"
-                               if against == "strongest baseline" else ""),
-                            "; ".join(parts)))
-    times = result.extra["fit_times"]
-    rows.append(Row(experiment, "fit time of a whole sweep, process seconds (grid points), mean over splits",
-                    "the full grids of the settings (MED: every (C, alpha); MCP: every (alpha, gamma)); "
-                    "single-task methods fit every task",
-                    "; ".join(f"{data}: " + ", ".join(f"{_SHORT[m]} {v['sweep_seconds_mean']:.3g} s "
-                                                       f"({v.get('grid_points', '?')})" for m, v in ms.items())
-                              for data, ms in times.items())))
-    return rows
+                                        for d, ms in s["chosen"].items()},
+               "selection": s["selection"]})
+    return result, _figure(s["curves"], s["chosen"], options.quick, METHODS, MED_METHODS)

@@ -11,10 +11,9 @@ def one_blas_thread(func):
     """Run ``func`` with BLAS limited to one thread.
 
     The cells do many small dense operations (eigen-decompositions of 40 x 40 Gram
-    matrices, small QPs). Multi-threaded OpenBLAS on a machine whose cores are busy with
-    other work spins its threads and makes each of them ~100 times slower (measured: 68 ms
-    instead of 0.7 ms for a 40 x 40 ``eigh`` on 2 busy cores); parallelism comes from the
-    grid runner instead. The limit holds inside the call only.
+    matrices, small QPs), which multi-threaded BLAS slows down on busy cores (see the design
+    notes, "Experiments"); parallelism comes from the grid runner instead. The limit holds
+    inside the call only.
 
     Parameters
     ----------

@@ -1,9 +1,12 @@
 """The MTS3FLC experiments in quick mode: output contract, the paper's table, sane numbers."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from medmtl.experiments import mts3flc as E
+from medmtl.experiments import mts3flc_tables as T
 from medmtl.experiments.registry import names, run
 from medmtl.experiments.result import load_result
 from medmtl.experiments.runner import RunOptions
@@ -47,8 +50,8 @@ def test_table3_quick(cache, out):
 
 def test_full_table3_carries_paper_numbers(monkeypatch, cache):
     """The non-quick result puts Table III in ``paper`` (grid shrunk here to one cheap cell)."""
-    monkeypatch.setattr(E, "K_SHARED_GRID", [])
-    monkeypatch.setattr(E, "PROBLEMS", E.PROBLEMS)
+    spec = E.SPECS["table3"]
+    monkeypatch.setitem(E.SPECS, "table3", dataclasses.replace(spec, grid={**spec.grid, "k_grid": []}))
     calls = []
     chosen = {"baselines": {"C": 7.0}, "factorisation": {"C": 3.0, "normalize_memberships": False}}
     monkeypatch.setattr(E, "chosen_options", lambda options: chosen)
@@ -77,7 +80,7 @@ def test_fig1_quick(cache, out):
     assert all(50 <= v <= 100 for vs in saved.measured.values() for v in vs)
     assert (out / "mts3flc-fig1.png").stat().st_size > 0
     # the README's count of (problem, size) pairs where MTS3FLC is above each baseline
-    rows = E._fig1_readme_rows(saved)
+    rows = T._fig1_readme_rows(saved)
     per = saved.extra["per_problem"]
     above = sum(per["MTS3FLC"]["comp-rec"][i] > per["LG"]["comp-rec"][i] for i in range(2))
     assert f"LG {above} of 2" in rows[-1].measured

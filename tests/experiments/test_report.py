@@ -1,4 +1,4 @@
-"""The README's "What we measured" table is what the committed full-run results give."""
+"""The results page's tables are what the committed full-run results give."""
 
 import json
 from pathlib import Path
@@ -11,20 +11,27 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "reproductions"
 
 
-def test_readme_section_is_what_the_committed_results_give():
-    readme = (ROOT / "README.md").read_text()
-    generated = report.replace_section(readme, report.render(report.collect_rows(RESULTS), "reproductions"))
-    assert readme == generated, "README.md is stale: run python -m medmtl.experiments.report"
+def test_results_page_is_what_the_committed_results_give():
+    page = (ROOT / report.PAGE).read_text()
+    generated = report.replace_section(page, report.render(report.collect_rows(RESULTS), "reproductions"))
+    assert page == generated, f"{report.PAGE} is stale: run python -m medmtl.experiments.report"
 
 
-def test_every_committed_result_is_a_full_run_with_readme_rows():
+def test_every_committed_result_is_a_full_run_with_rows():
     names = sorted(p.stem for p in RESULTS.glob("*.json"))
     rows = report.collect_rows(RESULTS)
+    with_rows = {entry.name for entry in registry.experiments() if entry.rows is not None}
     for name in names:
         result = json.loads((RESULTS / f"{name}.json").read_text())
         assert result["name"] == name and result["settings"]["quick"] is False
-        assert name in report._ROW_FUNCTIONS, f"{name}.json is committed but no module gives its README rows"
+        assert name in with_rows, f"{name}.json is committed but no module gives its rows"
     assert all(row.selection and row.measured for row in rows)
+
+
+def test_readme_stays_short_and_links_the_results_page():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.encode()) < 15_000 and report.BEGIN not in readme
+    assert "docs/results.md" in readme
 
 
 @pytest.mark.parametrize("name", ["dermatology", "landmine-kernels", "heart-pooling", "housing-regression"])
@@ -50,14 +57,14 @@ def test_quick_results_are_refused(tmp_path):
 
 
 def test_the_generated_section_replaces_only_the_text_between_its_markers(tmp_path):
-    readme = tmp_path / "README.md"
+    readme = tmp_path / "results.md"
     readme.write_text(f"# title\n\nbefore\n{report.BEGIN}\nold table\n{report.END}\nafter\n")
-    assert report.main(["--results", str(tmp_path / "none"), "--readme", str(readme), "--check"]) == 1
-    assert report.main(["--results", str(tmp_path / "none"), "--readme", str(readme)]) == 0
+    assert report.main(["--results", str(tmp_path / "none"), "--page", str(readme), "--check"]) == 1
+    assert report.main(["--results", str(tmp_path / "none"), "--page", str(readme)]) == 0
     text = readme.read_text()
     assert text.startswith("# title\n\nbefore\n") and text.endswith(f"{report.END}\nafter\n")
     assert "old table" not in text and "| experiment | method | selected by |" in text
-    assert report.main(["--results", str(tmp_path / "none"), "--readme", str(readme), "--check"]) == 0
+    assert report.main(["--results", str(tmp_path / "none"), "--page", str(readme), "--check"]) == 0
     readme.write_text("no markers")
     with pytest.raises(ValueError, match="markers"):
-        report.main(["--readme", str(readme)])
+        report.main(["--results", str(tmp_path / "none"), "--page", str(readme)])

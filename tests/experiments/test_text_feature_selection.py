@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from medmtl.baselines.sparse_linear import group_design, group_lasso_fista, logistic_alpha_max
 from medmtl.experiments import leakage, registry
 from medmtl.experiments import text_features as tf
 from medmtl.experiments.report import collect_rows
@@ -140,7 +141,7 @@ def test_group_design_holds_each_feature_of_every_task_in_one_group():
     rng = np.random.default_rng(1)
     Xs = [sp.csr_matrix(rng.random((4, 3)) * (rng.random((4, 3)) < 0.6)) for _ in range(2)]
     features = np.array([0, 2])
-    design, ptr, idx = tf._group_design(Xs, features)
+    design, ptr, idx = group_design(Xs, features)
     dense = design.toarray()
     for k, d in enumerate(features):
         group = idx[ptr[k]:ptr[k + 1]]
@@ -168,7 +169,7 @@ def test_group_lasso_solution_meets_its_optimality_conditions():
     from skglm.solvers import GroupBCD
 
     features = np.arange(8)
-    design, ptr, idx = tf._group_design(Xs, features)
+    design, ptr, idx = group_design(Xs, features)
     y = np.concatenate(ys).astype(float)
     centred = np.concatenate([v - v.mean() for v in ys])
     grad0 = (design[:, :24].T @ centred).reshape(8, 3)
@@ -214,7 +215,27 @@ def test_skglm_l1_and_liblinear_agree_on_the_same_l1_logistic_problem():
     one = {k: v[:1] for k, v in s.items() if isinstance(v, list)}
     one["n_features"] = s["n_features"]
     ratio = 0.3
-    alpha = ratio * tf._logistic_alpha_max(sp.csc_matrix(one["Xfit"][0]), one["yfit"][0])
+    alpha = ratio * logistic_alpha_max(sp.csc_matrix(one["Xfit"][0]), one["yfit"][0])
     (skglm_point,) = tf._skglm_points(one, [ratio], "l1", None)
     (lib_point,) = tf._liblinear_points(one, [1.0 / (60 * alpha)])
     assert abs(skglm_point["n_features"] - lib_point["n_features"]) <= 2
+
+
+def test_group_lasso_without_extrapolation_reaches_the_block_coordinate_optimum():
+    """The fallback of an overflowing skglm fit solves the same group lasso."""
+    from skglm.datafits import QuadraticGroup
+    from skglm.penalties import WeightedGroupL2
+    from skglm.solvers import GroupBCD
+
+    rng = np.random.default_rng(5)
+    Xs = [sp.csr_matrix(rng.random((25, 6)) * (rng.random((25, 6)) < 0.5)) for _ in range(2)]
+    ys = [np.where(rng.random(25) < 0.5, 1.0, -1.0) for _ in Xs]
+    design, ptr, idx = group_design(Xs, np.arange(6))
+    y = np.concatenate(ys)
+    weights = np.concatenate([np.ones(6), np.full(2, tf.INTERCEPT_WEIGHT)])
+    alpha = 0.02
+    reference = GroupBCD(tol=1e-12, max_iter=1000).solve(design, y, QuadraticGroup(ptr, idx),
+                                                          WeightedGroupL2(alpha, weights, ptr, idx))[0]
+    w = group_lasso_fista(design, y, ptr, alpha, weights, tol=1e-10)
+    assert w.shape == reference.shape
+    np.testing.assert_allclose(design @ w, design @ reference, atol=1e-6)
