@@ -77,6 +77,7 @@ EXPERIMENT_MODULES = [
     "medmtl.experiments.shampo",
     "medmtl.experiments.shampo_rows",
     "medmtl.experiments.amlc",
+    "medmtl.experiments.amlc_rows",
     "medmtl.experiments.mts3flc",
     "medmtl.experiments.text_features",
     "medmtl.experiments.structure",
