@@ -26,14 +26,8 @@ from numbers import Integral
 import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, RegressorMixin, clone
-from sklearn.metrics import (
-    accuracy_score,
-    balanced_accuracy_score,
-    get_scorer,
-    mean_absolute_error,
-    mean_squared_error,
-    r2_score,
-)
+from sklearn.metrics import (accuracy_score, balanced_accuracy_score, get_scorer, mean_absolute_error,
+                             mean_squared_error, r2_score)
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
@@ -46,13 +40,8 @@ from ..model_selection import TaskStratifiedKFold, make_task_scorer, mean_auc_sc
 from ._estimator_base import BinaryClassifierMixin
 from ._parameters import shared_docs
 from ._task_inputs import refuse_unrouted_tasks
-from .estimators import (
-    AdaptivePoolingClassifier,
-    MEDClassifier,
-    MEDRegressor,
-    MultiTaskMEDClassifier,
-    MultiTaskMEDRegressor,
-)
+from .estimators import (AdaptivePoolingClassifier, MEDClassifier, MEDRegressor, MultiTaskMEDClassifier,
+                         MultiTaskMEDRegressor)
 from .path import med_path
 
 __all__ = ["MEDClassifierCV", "MEDRegressorCV", "MultiTaskMEDClassifierCV", "MultiTaskMEDRegressorCV",
