@@ -295,6 +295,11 @@ class Flat:
         _, _, (inv, L) = hess
         M = self.FA[inside]
         H = (M.T @ M).toarray() / mu
+        return self._solve(H, inv, L, inside, rhs)
+
+    def _solve(self, H, inv, L, inside, rhs):
+        """Complete the scaled Gram part ``H`` (in place) into the generalised Hessian and
+        solve it; a task with no example inside its box keeps its bias (flat in it)."""
         H[np.arange(self.R), np.arange(self.R)] += inv
         if L.nnz:
             H[:self.R, :self.R] -= (L @ L.T).toarray()
@@ -376,21 +381,7 @@ class DenseFlat(Flat):
         H[:R, R:] = H[R:, :R].T
         H[R:, R:] = np.diag(np.bincount(self.group_of, a_in * a_in, minlength=G))
         H /= mu
-        H[np.arange(R), np.arange(R)] += inv
-        if L.nnz:
-            H[:R, :R] -= (L @ L.T).toarray()
-        has = np.bincount(self.group_of[inside], minlength=G) > 0
-        rhs = rhs.copy()
-        for k in np.flatnonzero(~has):
-            j = R + k
-            H[j, :] = H[:, j] = 0.0
-            H[j, j] = 1.0
-            rhs[j] = 0.0
-        try:
-            P = sla.cho_solve(sla.cho_factor(H, check_finite=False), rhs, check_finite=False)
-        except np.linalg.LinAlgError:  # not numerically positive definite: least squares
-            P = sla.lstsq(H, rhs, check_finite=False)[0]
-        return P, 1, has
+        return self._solve(H, inv, L, inside, rhs)
 
 
 def layout_of(dual, rows):
