@@ -51,6 +51,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _record import Record  # noqa: E402
 
 
 def _limit_threads(n):
@@ -676,6 +679,8 @@ def main(argv=None):
     ap.add_argument("--threads", default="1", help="BLAS threads (a number, or 'default')")
     ap.add_argument("--cases", default=",".join(CASES),
                     help=f"comma-separated subset of {','.join(CASES)}")
+    ap.add_argument("--out", default=None,
+                    help="where the rows go (default benchmarks/results/med.json; '-': nowhere)")
     ap.add_argument("--skip", default="", help="comma-separated methods not to run (direct,bound)")
     ap.add_argument("--memory-child", nargs=2, type=int, help=argparse.SUPPRESS)
     ap.add_argument("--bigsparse-child", nargs=3, type=int, help=argparse.SUPPRESS)
@@ -689,6 +694,7 @@ def main(argv=None):
         bigsparse_child(*args.bigsparse_child)
         return
     budget = args.budget or (30.0 if args.quick else 300.0)
+    record = Record("med", "MED solvers against their peers (bench_med.py)", args.threads)
     warm_up()
     print(f"BLAS threads {args.threads}; budget {budget:.0f} s per run; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
@@ -726,6 +732,10 @@ def main(argv=None):
     for case in ("text", "multitask", "dense", "bigsparse", "threads", "poly"):
         if case in cases:
             globals()[f"case_{case}"](budget, args.quick)
+    if args.out != "-":
+        for case, what, secs, ratio, note in ROWS:
+            record.add(case, what, secs.strip(), ratio=ratio or None, note=note)
+        record.write(args.out or None, quick=args.quick)
 
 if __name__ == "__main__":
     main()

@@ -19,8 +19,15 @@ import time
 import tracemalloc
 import warnings
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _record import Record  # noqa: E402
 
 
 def sparse_bytes(X):
@@ -30,6 +37,8 @@ def sparse_bytes(X):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--out", default=None,
+                        help="where the rows go (default benchmarks/results/nmtf.json; '-': nowhere)")
     args = parser.parse_args(argv)
     from sklearn.decomposition import NMF
     from sklearn.exceptions import ConvergenceWarning
@@ -111,6 +120,16 @@ def main(argv=None):
     sk_base = sparse_bytes(X) + sk_factor_bytes
     print(f"sklearn NMF fit peak {sk_peak / 1e6:7.1f} MB; its input + factors {sk_base / 1e6:.1f} MB; "
           f"ratio {(sk_base + sk_peak) / sk_base:6.2f}")
+    if args.out != "-":
+        record = Record("nmtf", "one MTS3FLC iteration against scikit-learn's NMF (bench_nmtf.py)")
+        case = f"comp vs rec, {n_docs:,} documents x {n_words:,} words, K = 20, k_s = 5"
+        record.add(case, "time of one iteration", f"{ours * 1e3:.1f} ms", f"NMF ('mu') {sk * 1e3:.1f} ms",
+                   ratio=f"{ours / sk:.2f}x NMF's time")
+        record.add(case, "memory: (input + factors + peak) / (input + factors)", f"{(base + ours_peak) / base:.2f}",
+                   f"NMF fit {(sk_base + sk_peak) / sk_base:.2f}",
+                   ratio=f"{((base + ours_peak) / base) / ((sk_base + sk_peak) / sk_base):.2f}x NMF's",
+                   note=f"peak {ours_peak / 1e6:.1f} MB over input and factors {base / 1e6:.1f} MB (tracemalloc)")
+        record.write(args.out, quick=False)
 
 
 if __name__ == "__main__":

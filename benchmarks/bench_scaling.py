@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 import warnings
@@ -35,6 +33,9 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _record import environment  # noqa: E402
 
 ROW_NNZ = 100
 RELEVANT = 20
@@ -94,26 +95,6 @@ def slope(sizes, times):
     if len(times) < 2:
         return None
     return float(np.polyfit(np.log(sizes[:len(times)]), np.log(times), 1)[0])
-
-
-def environment(threads):
-    import numba
-    import scipy
-    import sklearn
-    from threadpoolctl import threadpool_info
-
-    import medmtl
-
-    return {
-        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                    "cpus": os.cpu_count(), "python": platform.python_version()},
-        "versions": {"medmtl": getattr(medmtl, "__version__", "unknown"), "numpy": np.__version__,
-                     "scipy": scipy.__version__, "scikit-learn": sklearn.__version__,
-                     "numba": numba.__version__},
-        "blas_threads_requested": threads,
-        "blas": [{k: info.get(k) for k in ("internal_api", "num_threads", "version")}
-                 for info in threadpool_info()],
-    }
 
 
 def run_series(name, spec, sizes, alpha, budget):

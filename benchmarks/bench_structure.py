@@ -57,6 +57,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _record import Record  # noqa: E402
 from bench_med import _limit_threads, speed_ratio, timed  # noqa: E402
 
 CASES = [(20, 500), (50, 1000), (100, 1000)]
@@ -161,11 +162,15 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--budget", type=float, default=900.0)
     parser.add_argument("--threads", default="default")
+    parser.add_argument("--out", default=None,
+                        help="where the rows go (default benchmarks/results/structure.json; '-': nowhere)")
     parser.add_argument("--shapes", action="store_true",
                         help="also the coordinate method's passes on four graph shapes")
     args = parser.parse_args(argv)
     if args.threads != "default":
         _limit_threads(args.threads)
+    record = Record("structure", "MED structure estimation against l1 neighbourhood selection "
+                    "(bench_structure.py)", args.threads)
     med_fit(problem(6, 100)[1])   # compile the numba kernels before the children fork
     print(f"{'graph':>22s}  {'MED':>10s}  {'status (iterations)':>22s}  {'l1 x N':>8s}  "
           f"{'AUC MED':>8s}  {'AUC l1 AND':>10s}  ratio")
@@ -183,10 +188,16 @@ def main(argv=None):
                                                           ("kkt_tol=1e-3", t_eps, eps)):
             print(f"{label:>22s}  {t:9.2f}s  {status + f' ({iterations})':>22s}  {t_l1:7.2f}s  "
                   f"{auc(A, P):8.4f}  {auc(A, S):10.4f}  {speed_ratio(t, t_l1, 'MED / l1')}")
+            record.add(f"Ising, {N} nodes x {T} samples", "MED" + ("" if t is t_med else ", kkt_tol=1e-3"),
+                       f"{t:.2f} s, {status} ({iterations}), edge AUC {auc(A, P):.4f}",
+                       f"{N} l1 logistic regressions (liblinear) {t_l1:.2f} s, edge AUC {auc(A, S):.4f}",
+                       ratio=speed_ratio(t, t_l1, "l1's time"))
             for message in caught:
                 print(f"{'':24s}warning: {message}")
         print(f"{'':24s}largest change of an edge posterior at kkt_tol=1e-3: "
               f"{np.max(np.abs(eps[0] - med[0])):.1e}")
+    if args.out != "-":
+        record.write(args.out, quick=args.quick)
     if args.shapes:
         print_shapes(args.budget)
 

@@ -101,7 +101,7 @@ def main(argv=None):
     print(f"AMLC on spam: 15 tasks, {full[0].shape[1] - 1:,} sparse features (+ bias); C = {C}, b = 1")
     print(f"{'stream':40s} {'confidence':>10s} {'queries':>8s} {'AMLC ex/s':>11s} "
           f"{'per-ex sparse':>14s} {'ratio':>6s} {'per-ex dense':>13s} {'ratio':>7s}")
-    verdicts = []
+    verdicts, results = [], []
     for label, (Xs, ys) in streams.items():
         for confidence in ("sum", "mean"):
             model, seconds = _time_fit(Xs, ys, C, confidence, seed, repeats)
@@ -124,9 +124,12 @@ def main(argv=None):
             print(f"{label:40s} {confidence:>10s} {model.n_queries_:8d} {rate:11,.0f} {rate_sparse:14,.0f} "
                   f"{rate / rate_sparse:6.1f}x {rate_dense:13,.0f} {rate / rate_dense:6.0f}x")
             verdicts.append((label, confidence, rate))
+            results.append({"stream": label, "confidence": confidence, "queries": int(model.n_queries_),
+                            "rate": rate, "reference_sparse": rate_sparse, "reference_dense": rate_dense})
     for label, confidence, rate in verdicts:
         ok = "meets" if rate >= TARGET else "MISSES"
         print(f"{ok} the {TARGET:,} examples/s target: {label}, confidence={confidence} ({rate:,.0f}/s)")
+    return results
 
 
 if __name__ == "__main__":

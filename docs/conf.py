@@ -3,7 +3,8 @@
 The API reference is generated from the package: autosummary walks ``medmtl`` and gives every
 name in a subpackage's or module's ``__all__`` a page. The notebooks in ``notebooks/`` (reached
 through the ``docs/notebooks`` link) are executed by myst-nb during the build, and a failing
-cell fails it; the gallery page shows each one's first figure.
+cell fails it; the gallery page shows each one's first figure. The tables of solution methods
+are generated from the solver registry at every build (``_ext/method_registry.py``).
 """
 
 import importlib
@@ -29,6 +30,7 @@ extensions = [
     "numpydoc",
     "myst_nb",
     "notebook_gallery",
+    "method_registry",
 ]
 
 exclude_patterns = ["_build", "_templates", "jupyter_execute", "**/.ipynb_checkpoints"]

@@ -169,11 +169,13 @@ def test_dermatology_through_cross_val_score_equals_the_protocol(routing):
     dermatology_fold scales inputs into [0, 1] on the training rows, chooses (C, alpha) on
     validation mean AUC along a warm-started path, refits on the training rows and reports
     the test mean AUC. The same split as stacked indices gives, through a Pipeline of
-    MinMaxScaler and MultiTaskMEDClassifier: the same validation surface from GridSearchCV,
+    MinMaxScaler and MultiTaskMEDClassifier: the same validation surface from GridSearchCV (to
+    the solver's tolerance),
     the same choice, and the same test AUC from cross_val_score.
     """
     from medmtl.datasets import load_dermatology
     from medmtl.experiments.med_figures import DERMATOLOGY_QUICK_GRID, dermatology_fold
+    from medmtl.experiments.splits import split_shared_rows
     from medmtl.experiments.med_method import METHOD, fit_options
 
     size, fold, seed, grid = 40, 0, 0, DERMATOLOGY_QUICK_GRID
@@ -181,15 +183,19 @@ def test_dermatology_through_cross_val_score_equals_the_protocol(routing):
     ds = load_dermatology()
     X, y, tasks = stack_tasks(ds.Xs, ds.ys)
     starts = np.cumsum([0] + [len(t) for t in ds.ys])
-    split = ds.split_indices(size, 0.5, random_state=[seed, size, fold])
-    train, val, test = (np.concatenate([a + parts[k] for a, parts in zip(starts, split)]) for k in range(3))
+    # one split of the patients shared by the six tasks (the protocol's), as stacked indices
+    rows = split_shared_rows(ds, size, 0.5, random_state=[seed, size, fold])[3]
+    train, val, test = (np.concatenate([a + part for a in starts[:-1]]) for part in rows)
     pipe = make_pipeline(MinMaxScaler(), MultiTaskMEDClassifier(selection="features", **fit_options(METHOD)))
     candidates = {"multitaskmedclassifier__C": grid["Cs"], "multitaskmedclassifier__alpha": grid["alphas"]}
     search = GridSearchCV(pipe, candidates, cv=[(train, val)], scoring=mean_auc_scorer, refit=False)
     search.fit(X, y, tasks=tasks)
     surface = {(c, a): s for c, a, s in protocol["validation_surface"]}
     for params, score in zip(search.cv_results_["params"], search.cv_results_["mean_test_score"]):
-        assert score == surface[params["multitaskmedclassifier__C"], params["multitaskmedclassifier__alpha"]]
+        # the protocol warm-starts its path, GridSearchCV fits each point cold: the same optimum
+        # to the solver's tolerance, which can reorder a near-tied pair of validation scores
+        assert score == pytest.approx(surface[params["multitaskmedclassifier__C"],
+                                              params["multitaskmedclassifier__alpha"]], abs=1e-3)
     chosen = {"C": search.best_params_["multitaskmedclassifier__C"],
               "alpha": search.best_params_["multitaskmedclassifier__alpha"]}
     assert chosen == {k: protocol["chosen"][k] for k in ("C", "alpha")}

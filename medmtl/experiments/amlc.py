@@ -47,6 +47,7 @@ from scipy import stats
 from medmtl.experiments.leakage import guard_test_split
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
+from medmtl.experiments.selection import grid_edge_counts
 from medmtl.experiments.runner import RunOptions, run_grid
 
 __all__ = ["table1", "budget_curves", "table_figure", "budget_figure", "PAPER_TABLE1", "C_GRID", "prepare_inputs",
@@ -350,6 +351,20 @@ def _selection_record(chosen, settings):
     return record
 
 
+def _grid_edges(chosen, settings):
+    """Per tuned learner, how often cross-validation chose an edge of the C grid (with each
+    shuffle's cross-validation accuracies as the profile that tells ties from strict choices)."""
+    grid = settings["C_grid"]
+    edges = {}
+    for learner in LEARNERS:
+        if learner not in TUNED:
+            continue
+        rows = [r for d in DATASETS for r in chosen[(d, learner)]]
+        profiles = [dict(zip(grid, r["cv_accuracy_by_C"])) for r in rows]
+        edges[f"{learner} C"] = grid_edge_counts([r["C"] for r in rows], grid, profiles)
+    return edges
+
+
 def table_figure(result):
     """Three panels for an ``amlc-table1`` result: accuracy (with the majority-class rate),
     mean AUC over tasks, and queries; bars measured, dashes the paper's numbers.
@@ -394,13 +409,14 @@ def table_figure(result):
     axes[0].set_ylim(0.5, 1.08)
     axes[1].set_ylim(0.4, 1.0)
     axes[2].set_yscale("log")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=5, fontsize=8)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=10, fontsize=8,
+               bbox_to_anchor=(0.5, 0.0))
     axes[0].set_title("accuracy: bars measured (95% CI), dashes paper (beside code flavour)", fontsize=10)
     axes[1].set_title("AUC (the paper reports none)", fontsize=10)
     axes[2].set_title("query share (log); dashes: paper's count / its stream", fontsize=10)
     fig.suptitle(f"AMLC Table 1: paper flavour and authors' code flavour ((code), hatched); "
                  f"{result.settings.get('note', '')}")
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.set_layout_engine("tight", rect=(0, 0.07, 1, 1))  # the legend below the panels
     return fig
 
 
@@ -464,6 +480,7 @@ def table1(options=RunOptions()):
         title="AMLC Table 1 (95% interval over shuffles)",
         extra={"measured_std_is": "95% t-interval half-width over shuffles",
                "selection": _selection_record(chosen, settings),
+               "grid_edges": _grid_edges(chosen, settings),
                **informative, "one_class_predictors": _one_class(informative),
                "accuracy_task_mean": task_mean, "queries": queries, "query_share": query_share,
                "query_share_is": "queries / rounds of the training stream (one round per training example)",
@@ -487,13 +504,7 @@ def budget_curves(options=RunOptions()):
     ``x`` is the budget as a fraction of the data set's largest budget (10% of the training
     examples for Landmine, 30% for spam and sentiment); ``extra["budgets"]`` has the
     absolute budgets. C is the one cross-validation picked for Table 1 (same cells, same
-    cache).
-
-    Parameters
-    ----------
-    options : RunOptions, optional
-        Quick or full run, seed, workers and cache (default: ``RunOptions()``, the full run in
-        one local process).
+    cache). ``options`` (:class:`~medmtl.experiments.runner.RunOptions`) as for :func:`table1`.
     """
     settings = _settings(options.quick, options.seed)
     steps = [1 / 3, 2 / 3, 1.0] if options.quick else [1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0]

@@ -43,7 +43,7 @@ SPLICE_SETTINGS = {"100 features": (25, False), "100 features, quadratic": (25, 
 SPLICE_SPEC = Spec("splice-roc",
                    "Lecture: ROC of MED feature selection at several rho on DNA splice sites (+ CDF of weights)",
                    grid={"repetitions": 5, "Cs": [0.01, 0.1, 1.0, 10.0], "n_val": 500},
-                   quick={"repetitions": 1, "Cs": [1.0], "n_val": 300})
+                   quick={"repetitions": 1, "Cs": [0.1, 1.0], "n_val": 300})
 SPLICE_CS, SPLICE_QUICK_CS = SPLICE_SPEC.grid["Cs"], SPLICE_SPEC.quick["Cs"]
 
 
@@ -256,11 +256,14 @@ DCV_GRID, DCV_QUICK_GRID = DCV_SPEC.grid["grid"], DCV_SPEC.quick["grid"]
 
 @one_blas_thread
 def dermatology_cv_fold(fold, seed=0, size=200, Cs=DCV_GRID["Cs"], alphas=DCV_GRID["alphas"],
-                        method=METHOD):
+                        method=METHOD, split="shared"):
     """The validation mean AUC of multi-task MED feature selection over a (C, alpha) grid.
 
-    ``size`` training patients per task; the rest split in half for validation and test.
-    Returns the validation surface, the validation-chosen (C, alpha) and its test MAUC.
+    ``size`` training patients per task; the rest split in half for validation and test,
+    by default one split of the patients shared by all tasks
+    (:func:`~medmtl.experiments.med_figures.dermatology_split`). Returns the validation
+    surface, the validation-chosen (C, alpha), its test MAUC and the validation profiles of
+    C and alpha (for the grid-edge counts).
 
     Parameters
     ----------
@@ -276,6 +279,8 @@ def dermatology_cv_fold(fold, seed=0, size=200, Cs=DCV_GRID["Cs"], alphas=DCV_GR
         The grid's values of ``alpha``.
     method : str, default=METHOD
         The registered MED solution method.
+    split : {"shared", "per-task"}, default="shared"
+        The split protocol (:data:`~medmtl.experiments.med_figures.DERMATOLOGY_SPLITS`).
 
     Returns
     -------
@@ -283,34 +288,68 @@ def dermatology_cv_fold(fold, seed=0, size=200, Cs=DCV_GRID["Cs"], alphas=DCV_GR
     """
     from medmtl.experiments.med_figures import dermatology_path
 
-    p = dermatology_path(size, fold, seed, Cs, alphas, method)
+    p = dermatology_path(size, fold, seed, Cs, alphas, method, split)
     scores, iterations, (C, alpha) = p["scores"], p["iterations"], p["chosen"]
     surface = [[scores[(c, a)] for c in sorted(Cs)] for a in sorted(alphas)]
+    profiles = {"MED C": {c: max(v for (c2, _), v in scores.items() if c2 == c) for c in sorted(Cs)},
+                "MED alpha": {a: max(v for (_, a2), v in scores.items() if a2 == a) for a in sorted(alphas)}}
     return {"surface": surface, "chosen": {"C": C, "alpha": alpha}, "validation": p["validation"],
             "test": mean_auc(p["test"].ys, p["model"].decision_function(p["Xte"])),
             "n_val": int(len(p["val"].ys[0])), "n_test": int(len(p["test"].ys[0])),
+            "choices": {"MED C": [C], "MED alpha": [alpha]},
+            "profiles": {k: [v] for k, v in profiles.items()},
             "iterations": [[iterations[(c, a)] for c in sorted(Cs)] for a in sorted(alphas)]}
 
 
+def _dcv_summary(out):
+    """The mean validation surface and the test MAUC at the chosen points, with spreads."""
+    test = np.array([o["test"] for o in out])
+    se = float(test.std(ddof=1) / np.sqrt(test.size)) if test.size > 1 else float("nan")
+    return {"surface_mean": np.mean([o["surface"] for o in out], axis=0).tolist(),
+            "chosen": [o["chosen"] for o in out],
+            "test_mauc_at_chosen": {"mean": float(test.mean()), "std": float(test.std()), "standard_error": se,
+                                    "per_fold": test.tolist()}}
+
+
 @register(DCV_SPEC)
-def dermatology_cv(options=RunOptions()):
-    """The lecture's cross-validation surfaces: validation mean AUC over (C, alpha)."""
+def dermatology_cv(options=RunOptions(), *, split="shared", compare="per-task"):
+    """The lecture's cross-validation surfaces: validation mean AUC over (C, alpha).
+
+    Parameters
+    ----------
+    options : RunOptions
+        How to run (:class:`~medmtl.experiments.runner.RunOptions`).
+    split : {"shared", "per-task"}, default="shared"
+        The split protocol of the result.
+    compare : {"shared", "per-task"} or None, default="per-task"
+        A second protocol run on the same folds, summarised in
+        ``extra["<protocol>_split_protocol"]`` (None: none).
+    """
+    from medmtl.experiments.med_figures import DERMATOLOGY_SPLITS
+    from medmtl.experiments.selection import grid_edge_counts
+
     quick, seed = options.quick, options.seed
     config = DCV_SPEC.settings(quick)
     folds, grid = config["folds"], config["grid"]
-    cells = [{"fold": f, "seed": seed, "size": 200, "method": METHOD, "v": 1, **grid} for f in range(folds)]
-    out = run_grid(CellCall(dermatology_cv_fold), cells, name="dermatology-cv", options=options)
-    S = np.array([o["surface"] for o in out])
+    protocols = [split] + ([compare] if compare and compare != split else [])
+    cells = [{"fold": f, "seed": seed, "size": 200, "method": METHOD, "split": sp, "v": 2, **grid}
+             for sp in protocols for f in range(folds)]
+    flat = run_grid(CellCall(dermatology_cv_fold), cells, name="dermatology-cv", options=options)
+    out = {sp: flat[k * folds:(k + 1) * folds] for k, sp in enumerate(protocols)}
+    S = np.array([o["surface"] for o in out[split]])
     alphas, Cs = sorted(grid["alphas"]), sorted(grid["Cs"])
     measured = {f"alpha = {a:g}": S.mean(0)[i].tolist() for i, a in enumerate(alphas)}
     std = {f"alpha = {a:g}": S.std(0)[i].tolist() for i, a in enumerate(alphas)}
-    test = np.array([o["test"] for o in out])
+    edges = {name: grid_edge_counts([c for o in out[split] for c in o["choices"][name]], values,
+                                    [q for o in out[split] for q in o["profiles"][name]])
+             for name, values in (("MED C", Cs), ("MED alpha", alphas))}
     result = ExperimentResult(
         "dermatology-cv",
         settings={"data": "UCI Dermatology, 6 one-vs-rest tasks, 34 features scaled to [0, 1]",
                   "protocol": "200 training patients per task, the other 166 split 83 validation / 83 "
                               "test; the surface is the validation mean AUC (never test); the chosen "
                               "point is scored once on test",
+                  "split": split, "splits": DERMATOLOGY_SPLITS,
                   "grid": {"Cs": Cs, "alphas": alphas}, "folds": folds, "seed": seed, "quick": quick,
                   **method_settings(METHOD),
                   "model": f"MultiTaskMEDClassifier(selection='features', method={METHOD!r}), "
@@ -318,20 +357,23 @@ def dermatology_cv(options=RunOptions()):
         x=Cs, measured=measured, measured_std=std, paper={}, xscale="log",
         xlabel="C", ylabel="validation mean AUC over 6 tasks",
         title="Dermatology: validation surface over C and alpha (lecture)",
-        extra={"surface_mean": S.mean(0).tolist(), "chosen": [o["chosen"] for o in out],
-               "selection": [{"fold": c["fold"], **{k: o[k] for k in ("surface", "chosen", "validation")}}
-                             for o, c in zip(out, cells)],
-               "test_mauc_at_chosen": {"mean": float(test.mean()), "std": float(test.std()),
-                                       "per_fold": test.tolist()},
-               "iterations": [o["iterations"] for o in out]})
+        extra={**_dcv_summary(out[split]), "grid_edges": edges,
+               **{f"{sp.replace('-', '_')}_split_protocol": {"split": DERMATOLOGY_SPLITS[sp], **_dcv_summary(out[sp])}
+                  for sp in protocols[1:]},
+               "selection": [{"fold": c["fold"], "split": c["split"],
+                              **{k: o[k] for k in ("surface", "chosen", "validation", "choices", "profiles")}}
+                             for o, c in zip(flat, cells)],
+               "iterations": [o["iterations"] for o in out[split]]})
     return result, _dcv_figure(result, S.mean(0))
 
 
 def _dcv_figure(result, S):
     import matplotlib.pyplot as plt
 
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (a, b) = plt.subplots(1, 2, figsize=(13, 4.5))
     result.plot(ax=a)
+    # the legend beside the curves, never over their error bars
+    a.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, title="alpha")
     Cs, alphas = result.settings["grid"]["Cs"], result.settings["grid"]["alphas"]
     im = b.imshow(S, origin="lower", aspect="auto", cmap="viridis")
     b.set_xticks(range(len(Cs)), [f"{c:g}" for c in Cs])
@@ -360,10 +402,18 @@ def _splice_rows(result):
 
 @readme_rows("dermatology-cv")
 def _dermatology_cv_rows(result):
-    s, test = result.settings, result.extra["test_mauc_at_chosen"]
+    s = result.settings
     experiment = (f"`dermatology-cv` (lecture slides): validation surfaces of multi-task MED feature selection "
-                  f"over C and alpha, Dermatology, {s['folds']} folds, seed {s['seed']}")
-    chosen = ", ".join(f"({c['C']:g}, {c['alpha']:g})" for c in result.extra["chosen"])
-    return [Row(experiment, "multi-task MED feature selection at the chosen (C, alpha)",
-                "(C, alpha) with the best validation MAUC of the surface, per fold",
-                f"test MAUC {fmt(test['mean'])} ± {fmt(test['std'])}; chosen {chosen}")]
+                  f"over C and alpha, Dermatology, 200 training patients, {s['folds']} folds, seed {s['seed']}")
+    rows = []
+    for name, summary in ((s["split"], result.extra),
+                          *((k.removesuffix("_split_protocol").replace("_", "-"), v) for k, v in result.extra.items()
+                            if k.endswith("_split_protocol"))):
+        t = summary["test_mauc_at_chosen"]
+        chosen = ", ".join(f"({c['C']:g}, {c['alpha']:g})" for c in summary["chosen"])
+        rows.append(Row(experiment, f"multi-task MED feature selection at the chosen (C, alpha), {name} split"
+                        + (" (one split of the patients for all tasks)" if name == "shared" else
+                           " (the earlier protocol: patients of a test task in other tasks' training sets)"),
+                        "(C, alpha) with the best validation MAUC of the surface, per fold",
+                        f"test MAUC {fmt(t['mean'])} ± {fmt(t['standard_error'])} (standard error); chosen {chosen}"))
+    return rows

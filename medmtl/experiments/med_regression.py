@@ -9,11 +9,13 @@ import numpy as np
 from medmtl.datasets import load_housing, load_nci60
 from medmtl.evaluation import epsilon_insensitive_loss
 from medmtl.experiments.leakage import guard_test_labels
-from medmtl.experiments.lecture_models import RHOS, alphas_of, least_squares_fit, regressor_factory, rho_label
+from medmtl.experiments.lecture_models import (RHOS, SE_RULE, alphas_of, edges_text, least_squares_fit,
+                                               loss_grid_edges, paired_columns, regressor_factory, rho_label,
+                                               standard_errors)
 from medmtl.experiments.med_method import METHOD, fit_options, method_settings
 from medmtl.experiments.preprocessing import minmax_scale_tasks, quadratic_expansion
 from medmtl.experiments.registry import register
-from medmtl.experiments.report import Row, fmt, readme_rows
+from medmtl.experiments.report import Row, fmt, fmt_difference, fmt_paired, readme_rows
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 from medmtl.experiments.selection import select_per_alpha, warm_path
@@ -33,7 +35,7 @@ HOUSING_EPSILON = 1.0
 HOUSING_SPEC = Spec("housing-regression",
                     "Lecture table: least squares vs MED feature-selection regression, Boston housing",
                     grid={"repetitions": 20, "Cs": [1.0, 10.0, 100.0, 1000.0], "n_train": None},
-                    quick={"repetitions": 1, "Cs": [100.0], "n_train": 150}, paper={"loss": HOUSING_PAPER})
+                    quick={"repetitions": 2, "Cs": [10.0, 100.0], "n_train": 150}, paper={"loss": HOUSING_PAPER})
 HOUSING_CS, HOUSING_QUICK_CS = HOUSING_SPEC.grid["Cs"], HOUSING_SPEC.quick["Cs"]
 
 
@@ -81,7 +83,8 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
     -------
     dict
         ``"loss"``: the test losses of least squares and of MED at each p0; MED's
-        ``"chosen_C"`` and ``"validation_loss"`` per p0, its ``"switches_on"``, and the
+        ``"chosen_C"`` and ``"validation_loss"`` per p0, the ``"validation_profile"`` (per
+        p0, the validation loss at every C; None with one C), its ``"switches_on"``, and the
         numbers of features and training rows.
     """
     from medmtl.med import med_path
@@ -108,8 +111,9 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
                               lambda m: -epsilon_insensitive_loss(y[val_rows], m.predict(Xval), epsilon))
         picks = select_per_alpha(scores, alphas)
         chosen, validation = [C for (C, _), _ in picks], [-v for _, v in picks]
+        profile = [[-scores[(C, a)] for C in Cs] for a in alphas]
     else:
-        chosen, validation = [Cs[0]] * len(alphas), [None] * len(alphas)
+        chosen, validation, profile = [Cs[0]] * len(alphas), [None] * len(alphas), None
     n_on = []
     # each C's alphas warm-started in turn, a new C from scratch
     final = med_path(make(chosen[0], alphas[0]), Xtr, y[tr], Cs=chosen, alphas=alphas,
@@ -117,8 +121,31 @@ def housing_split(rep, seed=0, Cs=HOUSING_CS, rhos=RHOS, epsilon=HOUSING_EPSILON
     for model in final.estimators:
         losses.append(epsilon_insensitive_loss(yte, model.predict(Xte), epsilon))
         n_on.append(int(np.sum(np.asarray(model.switch_posterior_) > 0.5)))
-    return {"loss": losses, "chosen_C": chosen, "validation_loss": validation, "switches_on": n_on,
+    return {"loss": losses, "chosen_C": chosen, "validation_loss": validation, "validation_profile": profile,
+            "switches_on": n_on,
             "n_features": Xtr.shape[1], "n_train": int(len(tr))}
+
+
+def housing_paired_tests(losses):
+    """Paired t-tests over the splits: MED at each p0 against least squares, and against MED
+    at the first p0 (the lecture's trend).
+
+    Parameters
+    ----------
+    losses : array-like of shape (n_splits, 1 + n_p0)
+        Per split, the test loss of least squares and of MED at each p0 (:data:`HOUSING_ROWS`).
+
+    Returns
+    -------
+    dict
+        ``{"<row> minus <row>": paired test}`` (a negative difference: the first row's loss
+        is lower).
+    """
+    tests = {f"{HOUSING_ROWS[j]} minus least squares": paired_columns(losses, j, 0)
+             for j in range(1, len(HOUSING_ROWS))}
+    tests.update({f"{HOUSING_ROWS[j]} minus {HOUSING_ROWS[1]}": paired_columns(losses, j, 1)
+                  for j in range(2, len(HOUSING_ROWS))})
+    return tests
 
 
 @register(HOUSING_SPEC)
@@ -137,7 +164,7 @@ def housing_regression(options=RunOptions(), *, repetitions=None):
     config = HOUSING_SPEC.settings(quick)
     reps, Cs, n_train = repetitions or config["repetitions"], config["Cs"], config["n_train"]
     cells = [{"rep": r, "seed": seed, "Cs": Cs, "rhos": RHOS, "epsilon": HOUSING_EPSILON,
-              "n_train": n_train, "method": METHOD, "v": 3} for r in range(reps)]
+              "n_train": n_train, "method": METHOD, "v": 4} for r in range(reps)]
     out = run_grid(CellCall(housing_split), cells, name="housing-regression", options=options)
     R = np.array([o["loss"] for o in out])
     key = f"mean of {reps} random splits"
@@ -145,14 +172,14 @@ def housing_regression(options=RunOptions(), *, repetitions=None):
         "housing-regression",
         settings={"data": "Boston housing, 13 inputs scaled to [0, 1] on the training rows, explicit "
                           "quadratic expansion (13 + 91 = 104 inputs), target MEDV in $1000s",
-                  "protocol": "random 481 train / 25 test splits (quick: 150 of the 481 training rows, one C). "
+                  "protocol": "random 481 train / 25 test splits (quick: 150 of the 481 training rows). "
                               "MED's C is chosen per p0 on 96 held-out training rows, then refitted on all "
                               "training rows",
                   "epsilon": HOUSING_EPSILON, "loss": "mean epsilon-insensitive loss on the 25 test rows",
                   "n_train": n_train or 481, "p0": RHOS, "Cs": Cs, "repetitions": reps, "seed": seed,
-                  "quick": quick, **method_settings(METHOD),
+                  "quick": quick, **method_settings(METHOD), "error bars": SE_RULE,
                   "model": f"MEDRegressor(selection='features', method={METHOD!r}); least squares with intercept"},
-        x=HOUSING_ROWS, measured={key: R.mean(0).tolist()}, measured_std={key: R.std(0).tolist()},
+        x=HOUSING_ROWS, measured={key: R.mean(0).tolist()}, measured_std={key: standard_errors(R)},
         paper={key: HOUSING_PAPER},
         xlabel="linear model estimator", ylabel="epsilon-insensitive test loss",
         title="Boston housing: MED feature-selection regression (lecture table)",
@@ -160,23 +187,50 @@ def housing_regression(options=RunOptions(), *, repetitions=None):
                          for row, p, m, sd in zip(HOUSING_ROWS, HOUSING_PAPER, R.mean(0).tolist(),
                                                   R.std(0).tolist())},
                "per_split_loss": R.tolist(),
+               "paired_tests": housing_paired_tests(R),
+               "grid_edges": {"MED C (per p0)": loss_grid_edges(out, Cs)},
                "chosen_C": [o["chosen_C"] for o in out], "switches_on": [o["switches_on"] for o in out],
-               "selection": [{"rep": c["rep"], "chosen_C": o["chosen_C"], "validation_loss": o["validation_loss"]}
-                             for o, c in zip(out, cells)]})
+               "selection": [{"rep": c["rep"], "chosen_C": o["chosen_C"], "validation_loss": o["validation_loss"],
+                              "validation_profile": o["validation_profile"]} for o, c in zip(out, cells)]})
 
 
 @readme_rows("housing-regression")
 def _housing_readme_rows(result):
     (key,) = result.measured
-    loss, paper = result.measured[key], result.paper[key]
+    # the means and standard errors as the file holds them (those of extra["per_split_loss"]);
+    # the paired tests from the per-split losses
+    R = np.asarray(result.extra["per_split_loss"], dtype=float)
+    loss, se, paper = result.measured[key], result.measured_std[key], result.paper[key]
     s = result.settings
     experiment = (f"`housing-regression` (lecture table): mean epsilon-insensitive test loss (epsilon = "
-                  f"{s['epsilon']:g}, lower is better), {s['repetitions']} random 481 / 25 splits, seed {s['seed']}")
+                  f"{s['epsilon']:g}, lower is better), {s['repetitions']} random 481 / 25 splits, seed {s['seed']} "
+                  f"(± standard error over the splits)")
     p0 = " / ".join(f"{r:g}" for r in s["p0"])
-    return [Row(experiment, "least squares", "nothing to choose", fmt(loss[0], 3), fmt(paper[0], 3)),
-            Row(experiment, f"MED feature selection, p0 = {p0}",
-                "C per p0 on 96 held-out training rows (validation loss); every p0 shown",
-                " / ".join(fmt(v, 3) for v in loss[1:]), " / ".join(fmt(v, 3) for v in paper[1:]))]
+    rule = "C per p0 on 96 held-out training rows (validation loss); every p0 shown"
+    pm = lambda j: f"{fmt(loss[j], 3)} ± {fmt(se[j], 3)}"  # noqa: E731
+    tests = housing_paired_tests(R)
+    return [Row(experiment, "least squares", "nothing to choose", pm(0), fmt(paper[0], 3)),
+            Row(experiment, f"MED feature selection, p0 = {p0}", rule,
+                " / ".join(pm(j) for j in range(1, len(loss))), " / ".join(fmt(v, 3) for v in paper[1:])),
+            Row(experiment, f"MED minus least squares (paired t-test over the splits), p0 = {p0}", rule,
+                " / ".join(fmt_paired(tests[f"{HOUSING_ROWS[j]} minus least squares"], 3)
+                           for j in range(1, len(loss))),
+                " / ".join(fmt_difference(v - paper[0], 3) for v in paper[1:]) + " (no test reported)"),
+            Row(experiment, "the trend over p0", rule, _p0_trend_text(loss[1:], se[1:], tests),
+                f"the loss falls from {fmt(paper[1], 3)} to {fmt(paper[-1], 3)} as p0 falls"),
+            Row(experiment, "C on a grid edge", rule, edges_text(result.extra["grid_edges"]))]
+
+
+def _p0_trend_text(med, se, tests):
+    """The differences between the p0 means against their standard errors, in words."""
+    gaps = [abs(a - b) for i, a in enumerate(med) for b in med[i + 1:]]
+    first = [tests[f"{HOUSING_ROWS[j]} minus {HOUSING_ROWS[1]}"] for j in range(2, len(HOUSING_ROWS))]
+    text = (f"the means at different p0 differ by {fmt(min(gaps), 3)} to {fmt(max(gaps), 3)}, against standard "
+            f"errors of {fmt(min(se), 3)} to {fmt(max(se), 3)}; paired against {HOUSING_ROWS[1].removeprefix('MED ')}: "
+            + " / ".join(fmt_paired(t, 3) for t in first))
+    if max(gaps) < min(se) and all(t["p_value"] >= 0.05 for t in first):
+        text += ": no difference between p0 values is detected, the lecture's trend is not reproduced"
+    return text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,12 +238,14 @@ def _housing_readme_rows(result):
 # shared subset of cell lines that predicts the rest, against random subsets.
 
 NCI60_EPSILON = 0.1
-NCI60_CS = [0.01, 0.1, 1.0, 10.0]
+# C = 0.01, the lower edge of the first grid (0.01-10), was chosen in 15 of 32 (target, p0) cells,
+# and 1e-4, the edge of the second, in 10 of 32: the grid reaches 1e-6.
+NCI60_CS = [0.000001, 0.00001, 0.0001, 0.001, 0.01, 0.1, 1.0, 10.0]
 NCI60_SPEC = Spec(
     "nci60-regression", "Lecture: MED (meta) feature-selection regression on NCI60 vs least squares / random",
     grid={"targets": list(range(0, 64, 8)), "repetitions": 5, "Cs": NCI60_CS,
           "meta": {"n_candidates": 32, "n_tasks": 8, "n_train": 400, "ks": [1, 2, 4, 8, 16]}},
-    quick={"targets": [0, 1], "repetitions": 1, "Cs": [0.1, 1.0],
+    quick={"targets": [0, 1], "repetitions": 2, "Cs": [0.1, 1.0],
            "meta": {"n_candidates": 16, "n_tasks": 4, "n_train": 100, "ks": [1, 2, 4, 8]}})
 NCI60_LECTURE = {"least squares": 3609.0, "MED p0 = 1e-05": 1673.4}  # D. Ross data: 67 lines, 3951 test genes
 
@@ -227,7 +283,8 @@ def nci60_single_line(target, seed=0, n_train=50, n_val=200, Cs=NCI60_CS, rhos=R
     -------
     dict
         ``"loss"``: the test losses of least squares and of MED at each p0, MED's
-        ``"chosen_C"`` and ``"validation_loss"`` per p0, and the number of test genes.
+        ``"chosen_C"`` and ``"validation_loss"`` per p0, the ``"validation_profile"`` (per
+        p0, the validation loss at every C) and the number of test genes.
     """
     from medmtl.med import med_path
 
@@ -251,7 +308,8 @@ def nci60_single_line(target, seed=0, n_train=50, n_val=200, Cs=NCI60_CS, rhos=R
         losses.append(epsilon_insensitive_loss(yte, model.predict(F[te]), epsilon))
         chosen.append(C)
         validation.append(-v)
-    return {"loss": losses, "chosen_C": chosen, "validation_loss": validation, "n_test": int(len(te))}
+    return {"loss": losses, "chosen_C": chosen, "validation_loss": validation, "n_test": int(len(te)),
+            "validation_profile": [[-scores[(C, a)] for C in Cs] for a in alphas]}
 
 
 @one_blas_thread
@@ -336,7 +394,7 @@ def nci60_regression(options=RunOptions()):
     quick, seed = options.quick, options.seed
     config = NCI60_SPEC.settings(quick)
     targets, reps, meta, Cs = config["targets"], config["repetitions"], config["meta"], config["Cs"]
-    single_cells = [{"target": t, "seed": seed, "Cs": Cs, "rhos": RHOS, "method": METHOD, "v": 2}
+    single_cells = [{"target": t, "seed": seed, "Cs": Cs, "rhos": RHOS, "method": METHOD, "v": 3}
                     for t in targets]
     meta_cells = [{"rep": r, "seed": seed, "method": METHOD, "v": 1, **meta} for r in range(reps)]
     singles = run_grid(CellCall(nci60_single_line), single_cells, name="nci60-regression", options=options)
@@ -355,22 +413,30 @@ def nci60_regression(options=RunOptions()):
                           "switch posterior; least squares on the top-k vs random k-subsets (20 draws)",
                   "epsilon": NCI60_EPSILON, "p0": RHOS, "Cs": Cs, "targets": targets, "repetitions": reps,
                   "seed": seed, "quick": quick, **{f"meta_{k}": v for k, v in meta.items()},
-                  **method_settings(METHOD)},
+                  **method_settings(METHOD), "error bars": "standard error of the mean over the repetitions "
+                                                           "(meta) or the target lines (one line from the others)"},
         x=ks, measured={"MED meta feature selection": med.mean(0).tolist(), "random selection": rand.mean(0).tolist()},
-        measured_std={"MED meta feature selection": med.std(0).tolist(), "random selection": rand.std(0).tolist()},
+        measured_std={"MED meta feature selection": standard_errors(med), "random selection": standard_errors(rand)},
         paper={"MED meta feature selection": [None] * len(ks), "random selection": [None] * len(ks)},
         xlabel="cell lines selected (shared by all target lines)",
         ylabel="mean epsilon-insensitive test loss",
         title="NCI60: meta feature-selection regression vs random selection",
-        extra={"single_line_table": {r: {"mean": float(m), "std": float(s)}
-                                     for r, m, s in zip(HOUSING_ROWS, single.mean(0), single.std(0))},
+        extra={"single_line_table": {r: {"mean": float(m), "std": float(s), "se": e} for r, m, s, e in
+                                     zip(HOUSING_ROWS, single.mean(0), single.std(0), standard_errors(single))},
+               "single_line_loss": single.tolist(), "meta_loss": {"med": med.tolist(), "random": rand.tolist()},
+               "paired_tests": {"single_line": {f"{HOUSING_ROWS[j]} minus least squares": paired_columns(single, j, 0)
+                                                for j in range(1, single.shape[1])},
+                                "meta_med_minus_random": [paired_columns(np.c_[med[:, i], rand[:, i]], 0, 1)
+                                                          for i in range(len(ks))]},
+               "grid_edges": {"MED C (per target line and p0)": loss_grid_edges(singles, Cs)},
                "single_line_ratio_least_squares_over_med_p0_1e-5": float(single[:, 0].mean() / single[:, -1].mean()),
                "lecture_single_line_table": NCI60_LECTURE,
                "lecture_ratio": NCI60_LECTURE["least squares"] / NCI60_LECTURE["MED p0 = 1e-05"],
                "lecture_note": "the lecture's cancer data (D. Ross, 67 lines, 3951 test genes) differs from the "
                                "bundled NCI60; compare the ratio, not the losses",
                "selection": {"single_line": [{"target": c["target"], "chosen_C": o["chosen_C"],
-                                              "validation_loss": o["validation_loss"]}
+                                              "validation_loss": o["validation_loss"],
+                                              "validation_profile": o["validation_profile"]}
                                              for o, c in zip(singles, single_cells)],
                              "meta_switch_posterior": [o["switch_posterior"] for o in metas]},
                "meta_med_own_loss": [o["med_own_loss"] for o in metas],
@@ -396,23 +462,43 @@ def _nci60_figure(result):
     return fig
 
 
+def _lowest_gap_text(records, Cs):
+    """Where C sits on the grid's lowest value, how far its validation loss is below the next
+    value's: a gap near zero says the loss has reached its limit as C goes to 0."""
+    gaps = [row[1] - row[0] for r in records for C, row in zip(r["chosen_C"], r["validation_profile"]) if C == Cs[0]]
+    if not gaps:
+        return ""
+    return (f"; at the lowest C the validation loss is {fmt(min(gaps), 5)} to {fmt(max(gaps), 5)} below that at "
+            f"C = {Cs[1]:g}")
+
+
 @readme_rows("nci60-regression")
 def _nci60_rows(result):
-    table, s = result.extra["single_line_table"], result.settings
+    s = result.settings
     experiment = (f"`nci60-regression` (lecture table): mean epsilon-insensitive test loss (epsilon = "
                   f"{s['epsilon']:g}, lower is better), NCI60, seed {s['seed']}")
     ks = " / ".join(str(k) for k in result.x)
+    single = np.asarray(result.extra["single_line_loss"], dtype=float)
+    med, rand = (np.asarray(result.extra["meta_loss"][k], dtype=float) for k in ("med", "random"))
+    pm = lambda m, e: f"{fmt(m, 3)} ± {fmt(e, 3)}"  # noqa: E731
+    tests = result.extra["paired_tests"]
+    rule = "MED: C per p0 on 200 validation genes; every p0 shown"
     return [
         Row(experiment, f"one cell line from the other 63, {len(s['targets'])} target lines: least squares; MED, "
-                        f"p0 = {' / '.join(f'{r:g}' for r in s['p0'])}",
-            "MED: C per p0 on 200 validation genes; every p0 shown",
-            " / ".join(fmt(v["mean"], 3) for v in table.values())),
+                        f"p0 = {' / '.join(f'{r:g}' for r in s['p0'])} (± standard error over the target lines)",
+            rule, " / ".join(pm(m, e) for m, e in zip(single.mean(0), standard_errors(single)))),
+        Row(experiment, "MED minus least squares, paired over the target lines, per p0", rule,
+            " / ".join(fmt_paired(t, 3) for t in tests["single_line"].values())),
+        Row(experiment, "C on a grid edge", rule, edges_text(result.extra["grid_edges"]) + _lowest_gap_text(
+            result.extra["selection"]["single_line"], s["Cs"])),
         Row(experiment, "ratio least squares / MED p0 = 1e-05", "as above",
             f"{result.extra['single_line_ratio_least_squares_over_med_p0_1e-5']:.2f}",
             f"{result.extra['lecture_ratio']:.2f} (the lecture's data: 67 lines, not the bundled NCI60)"),
         Row(experiment, f"least squares on k = {ks} lines chosen by multi-task MED (vs k random lines), "
                         f"{s['repetitions']} random task splits",
             "nothing to choose (C = 1, rho = 1e-3 fixed); lines ranked by switch posterior",
-            " / ".join(fmt(v, 3) for v in result.measured["MED meta feature selection"])
-            + " (" + " / ".join(fmt(v, 3) for v in result.measured["random selection"]) + ")"),
+            " / ".join(pm(m, e) for m, e in zip(med.mean(0), standard_errors(med)))
+            + " (" + " / ".join(pm(m, e) for m, e in zip(rand.mean(0), standard_errors(rand))) + ")"),
+        Row(experiment, f"MED's top-k lines minus random k lines, paired over the {s['repetitions']} task splits, "
+                        f"k = {ks}", "as above", " / ".join(fmt_paired(t, 3) for t in tests["meta_med_minus_random"])),
     ]

@@ -28,7 +28,8 @@ from medmtl.experiments.leakage import guard_test_labels
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.mts3flc_tables import (K_SHARED_GRID, N_TOPICS, PAPER_TABLE3, PROBLEM_TITLES, PROBLEMS,
-                                              TABLE3_LABELED, fig1_figure, select_figure, table3_figure)
+                                              TABLE3_LABELED, fig1_figure, paired_against, select_figure,
+                                              select_grid_edges, standard_error, table3_figure)
 from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 from medmtl.experiments.spec import Spec
 
@@ -44,7 +45,11 @@ _QUICK_DOCS_PER_GROUP = 80
 _QUICK_MIN_DF = 5
 
 # The settings mts3flc-select compares on the development problem.
-SELECT_C_GRID = [1.0, 10.0, 100.0, 1000.0, 10000.0]
+# C = 1e4, the top of the first grid, was the baselines' choice while their development accuracy
+# still rose: their grid reaches 1e6. The factorisations chose C = 100 inside the first grid and
+# keep it (they are the costly cells).
+SELECT_C_GRID = [1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0, 1000000.0]
+SELECT_FACTOR_C_GRID = [1.0, 10.0, 100.0, 1000.0, 10000.0]
 SELECT_LABELED = [6, 14]
 SELECT_K_SHARED = 5
 
@@ -59,8 +64,10 @@ SPECS = {
                    grid={"n_words": 20}, quick={"n_words": 10}),
     "select": Spec("mts3flc-select", "Du et al. ICDM 2012: choose logistic-regression C and membership "
                    "normalisation on a development problem disjoint from Table III",
-                   grid={"sizes": SELECT_LABELED, "C_grid": SELECT_C_GRID, "runs": 10},
-                   quick={"sizes": SELECT_LABELED[:1], "C_grid": [1.0, 100.0], "runs": 1}),
+                   grid={"sizes": SELECT_LABELED, "C_grid": SELECT_C_GRID, "factor_C_grid": SELECT_FACTOR_C_GRID,
+                         "runs": 10},
+                   quick={"sizes": SELECT_LABELED[:1], "C_grid": [1.0, 100.0], "factor_C_grid": [1.0, 100.0],
+                          "runs": 1}),
 }
 
 
@@ -181,17 +188,18 @@ def accuracies(problem, n_labeled, run, seed, method, k_s, quick, params=None):
 
 
 def _config(key, options, runs):
-    """Experiment ``key``'s configuration (``runs`` replacing the spec's unless None) and the
-    options ``mts3flc-select`` chose."""
+    """Experiment ``key``'s configuration (``runs`` replacing the spec's unless None), the
+    options ``mts3flc-select`` chose and how often its choices sit on a grid edge."""
     config = SPECS[key].settings(options.quick)
     if runs is not None:
         config["runs"] = runs
-    return config, chosen_options(options)
+    chosen, edges = _chosen(options)
+    return config, chosen, edges
 
 
-def _mean_std(values):
+def _mean_se(values):
     values = np.asarray(values, float) * 100.0
-    return float(values.mean()), float(values.std())
+    return float(values.mean()), standard_error(values)
 
 
 @register(SPECS["table3"])
@@ -204,7 +212,7 @@ def table3(options=RunOptions(), *, runs=None):
         Random labelled draws per setting (default: the spec's, 30; quick: 2).
     """
     quick, seed = options.quick, options.seed
-    config, chosen = _config("table3", options, runs)
+    config, chosen, edges = _config("table3", options, runs)
     problems, k_grid, runs = config["problems"], config["k_grid"], config["runs"]
     cells = []
     for p in problems:
@@ -222,10 +230,9 @@ def table3(options=RunOptions(), *, runs=None):
             per[key][cell["problem"]].append(np.mean(accs))
     measured, spread = {}, {}
     for m in methods:
-        stats = [_mean_std(per[m][p]) for p in problems]
         runs_avg = np.mean([per[m][p] for p in problems], axis=0)  # average over problems, per run
-        measured[m] = [s[0] for s in stats] + [float(np.mean(runs_avg) * 100)]
-        spread[m] = [s[1] for s in stats] + [float(np.std(runs_avg) * 100)]
+        stats = [_mean_se(per[m][p]) for p in problems] + [_mean_se(runs_avg)]
+        measured[m], spread[m] = [s[0] for s in stats], [s[1] for s in stats]
     cols = [PROBLEMS.index(p) for p in problems] + [6]
     paper = {m: ([PAPER_TABLE3[m][c] for c in cols] if not quick else [None] * len(cols)) for m in methods}
     result = ExperimentResult(
@@ -233,7 +240,7 @@ def table3(options=RunOptions(), *, runs=None):
         settings={"problems": problems, "k_shared_grid": k_grid, "n_topics": N_TOPICS, "runs": runs,
                   "options": chosen, "options_chosen_by": OPTIONS_RULE,
                   "labeled_per_task": {p: TABLE3_LABELED[p] for p in problems}, "max_iter": 20,
-                  "quick": quick, "seed": seed,
+                  "quick": quick, "seed": seed, "error bars": SPREAD_RULE,
                   "data": ("20 Newsgroups bydate, tf-idf, min_df=25" if not quick else
                            f"quick: {_QUICK_DOCS_PER_GROUP} posts per subcategory, min_df={_QUICK_MIN_DF}")},
         x=[PROBLEM_TITLES[p] for p in problems] + ["average"],
@@ -243,7 +250,9 @@ def table3(options=RunOptions(), *, runs=None):
         extra={"selection": {"rule": OPTIONS_RULE, "options": chosen,
                              "k_shared": "fixed a priori: every k_s of the grid is reported; none is chosen",
                              "k_shared_grid": k_grid, "labeled_per_task": {p: TABLE3_LABELED[p] for p in problems}},
-               "per_run": {m: per[m] for m in methods}})
+               "grid_edges": edges, "per_run": {m: per[m] for m in methods},
+               "paired_tests": {m: paired_against(per, problems, "k_s=5", m, scale=100.0)
+                                for m in ("LG", "pooled LG", "k_s=0") if m in per and "k_s=5" in per}})
     return result, table3_figure(result, problems, k_grid, quick)
 
 
@@ -256,7 +265,7 @@ def fig1(options=RunOptions(), *, runs=None):
     runs : int, optional
         Labelled draws at random per setting (default: the spec's, 30; quick: 1).
     """
-    config, chosen = _config("fig1", options, runs)
+    config, chosen, edges = _config("fig1", options, runs)
     quick, seed = options.quick, options.seed
     problems, sizes, runs = config["problems"], config["sizes"], config["runs"]
     cells = []
@@ -275,24 +284,36 @@ def fig1(options=RunOptions(), *, runs=None):
             curves[names[name]][cell["problem"]][cell["n_labeled"]].append(np.mean(accs) * 100)
     measured, spread, paper = {}, {}, {}
     for m, by_problem in curves.items():
-        avg = [np.mean([np.mean(by_problem[p][n]) for p in problems]) for n in sizes]
-        measured[m] = [float(v) for v in avg]
-        spread[m] = [float(np.std([np.mean(by_problem[p][n]) for p in problems])) for n in sizes]
+        # per run, the average over problems (the same draws' index in every problem)
+        avg = [np.mean([by_problem[p][n] for p in problems], axis=0) for n in sizes]
+        measured[m] = [float(np.mean(v)) for v in avg]
+        spread[m] = [standard_error(v) for v in avg]
         paper[m] = [None] * len(sizes)  # the paper draws Fig. 1 per problem only
     result = ExperimentResult(
         name="mts3flc-fig1",
         settings={"problems": problems, "sizes": sizes, "runs": runs, "n_topics": N_TOPICS, "k_shared": 5,
                   "options": chosen, "options_chosen_by": OPTIONS_RULE,
-                  "quick": quick, "seed": seed},
+                  "quick": quick, "seed": seed, "error bars": SPREAD_RULE},
         x=sizes, measured=measured, measured_std=spread, paper=paper,
         xlabel="labelled documents per task", ylabel="accuracy averaged over problems (%)",
         title="MTS3FLC, Fig. 1" + (" [quick]" if quick else ""),
         extra={"selection": {"rule": OPTIONS_RULE, "options": chosen,
                              "k_shared": "fixed a priori (5, as the paper's Fig. 1); every labelled size is "
                                          "reported", "k_shared_value": 5, "sizes": sizes},
+               "grid_edges": edges,
                "per_problem": {m: {p: [float(np.mean(v[p][n])) for n in sizes] for p in problems}
-                               for m, v in curves.items()}})
+                               for m, v in curves.items()},
+               "per_run": {m: {p: [[float(a) for a in v[p][n]] for n in sizes] for p in problems}
+                           for m, v in curves.items()},
+               "paired_tests": _fig1_paired(curves, problems, sizes)})
     return result, fig1_figure(curves, problems, sizes, quick)
+
+
+def _fig1_paired(curves, problems, sizes):
+    """Per labelled size, MTS3FLC's paired t-test against each baseline over the runs, on the
+    accuracy (%) averaged over problems."""
+    return {m: [paired_against({k: {p: curves[k][p][n] for p in problems} for k in ("MTS3FLC", m)},
+                               problems, "MTS3FLC", m) for n in sizes] for m in ("S3FLC", "LG", "pooled LG")}
 
 
 def topic_words(problem, n_labeled, k_s, seed, quick, n_words):
@@ -425,6 +446,7 @@ def select(options=RunOptions(), *, runs=None):
                                          "with the best mean accuracy of S3FLC and MTS3FLC (k_s = 5)",
                                  "chosen": chosen, "C_grid": result.x,
                                  "validation_accuracy_by_C": result.measured}
+    result.extra["selection"]["grid_edges"] = result.extra["grid_edges"]
     result.extra["held_out"] = _held_out(options, chosen)
     return result, select_figure(result.measured, result.x, options.quick)
 
@@ -454,6 +476,7 @@ def _held_out(options, chosen):
             "problems": problems, "accuracy": accuracy}
 
 
+SPREAD_RULE = "standard error of the mean over the runs (of the average over problems, per run, for averages)"
 OPTIONS_RULE = ("mts3flc-select: C of the logistic regressions, and C and membership renormalisation of the "
                 "factorisations, chosen on a development problem of four newsgroups no evaluated problem uses")
 
@@ -474,7 +497,13 @@ def chosen_options(options=RunOptions()):
     dict
         ``{"baselines": {"C": ...}, "factorisation": {"C": ..., "normalize_memberships": ...}}``.
     """
-    return _selection(options, None).extra["chosen"]
+    return _chosen(options)[0]
+
+
+def _chosen(options):
+    """:func:`chosen_options` and the grid-edge counts of those choices."""
+    result = _selection(options, None)
+    return result.extra["chosen"], result.extra["grid_edges"]
 
 
 def _selection(options, runs):
@@ -484,6 +513,7 @@ def _selection(options, runs):
     quick, seed = options.quick, options.seed
     config = SPECS["select"].settings(quick)
     sizes, c_grid = config["sizes"], config["C_grid"]
+    factor_grid = [C for C in c_grid if C in config["factor_C_grid"]]
     runs = runs if runs is not None else config["runs"]
     normalize_grid = [True, False]
     cells = []
@@ -492,7 +522,7 @@ def _selection(options, runs):
             base = {"problem": DEVELOPMENT, "n_labeled": n, "run": r, "seed": seed, "quick": quick}
             for C in c_grid:
                 cells.append({**base, "method": "baselines", "k_s": None, "params": {"C": C}})
-                for norm in normalize_grid:
+                for norm in normalize_grid if C in factor_grid else []:
                     params = {"C": C, "normalize_memberships": norm}
                     cells.append({**base, "method": "s3flc", "k_s": 0, "params": params})
                     cells.append({**base, "method": "mts3flc", "k_s": SELECT_K_SHARED, "params": params})
@@ -503,26 +533,33 @@ def _selection(options, runs):
         for name, accs in res.items():
             scores.setdefault(_select_label(name, cell["params"]), {}).setdefault(cell["params"]["C"], []).append(
                 100 * float(np.mean(accs)))
-    measured = {k: [float(np.mean(v[C])) for C in c_grid] for k, v in scores.items()}
-    spread = {k: [float(np.std(v[C])) for C in c_grid] for k, v in scores.items()}
+    # NaN (None in the JSON) where a setting was not tried at that C
+    measured = {k: [float(np.mean(v[C])) if C in v else float("nan") for C in c_grid] for k, v in scores.items()}
+    spread = {k: [standard_error(v[C]) if C in v else float("nan") for C in c_grid] for k, v in scores.items()}
 
     baseline_score = np.mean([measured["LG"], measured["pooled LG"]], axis=0)
     chosen_baselines = {"C": c_grid[int(np.argmax(baseline_score))]}
-    factor_score = {norm: np.mean([measured[_select_label(m, {"normalize_memberships": norm})]
+    at = [c_grid.index(C) for C in factor_grid]
+    factor_score = {norm: np.mean([np.asarray(measured[_select_label(m, {"normalize_memberships": norm})])[at]
                                    for m in ("s3flc", "mts3flc")], axis=0) for norm in normalize_grid}
     norm_best = max(normalize_grid, key=lambda nm: factor_score[nm].max())
-    chosen_factorisation = {"C": c_grid[int(np.argmax(factor_score[norm_best]))], "normalize_memberships": norm_best}
+    chosen_factorisation = {"C": factor_grid[int(np.argmax(factor_score[norm_best]))],
+                            "normalize_memberships": norm_best}
     defaults = {"baselines": {"C": PooledLogisticRegression().C},
                 "factorisation": {"C": MTS3FLC().C, "normalize_memberships": MTS3FLC().normalize_memberships}}
     result = ExperimentResult(
         name="mts3flc-select",
         settings={"problem": "20 Newsgroups: " + "; ".join(" vs ".join(p) for p in DEVELOPMENT_TASKS),
-                  "labeled_per_task": sizes, "runs": runs, "C_grid": c_grid, "k_shared": SELECT_K_SHARED,
-                  "n_topics": N_TOPICS, "quick": quick, "seed": seed},
+                  "labeled_per_task": sizes, "runs": runs, "C_grid": c_grid, "factor_C_grid": factor_grid,
+                  "k_shared": SELECT_K_SHARED,
+                  "n_topics": N_TOPICS, "quick": quick, "seed": seed, "error bars": SPREAD_RULE},
         x=c_grid, measured=measured, measured_std=spread, paper={k: [None] * len(c_grid) for k in measured},
         xlabel="logistic regression C", ylabel="accuracy (%)", xscale="log",
         title="MTS3FLC settings chosen on a development problem",
         extra={"chosen": {"baselines": chosen_baselines, "factorisation": chosen_factorisation},
+               "grid_edges": select_grid_edges((c_grid, factor_grid), chosen_baselines, chosen_factorisation,
+                                               baseline_score, factor_score),
+               "per_run": {k: [v.get(C, []) for C in c_grid] for k, v in scores.items()},
                "defaults": defaults,
                "defaults_agree": defaults == {"baselines": chosen_baselines, "factorisation": chosen_factorisation}})
     return result

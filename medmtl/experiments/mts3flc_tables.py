@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from medmtl.experiments.report import Row, fmt, readme_rows
+from medmtl.evaluation import paired_t_test
+from medmtl.experiments.report import Row, fmt, fmt_paired, readme_rows
+from medmtl.experiments.selection import grid_edge_counts
 
-__all__ = ["PROBLEMS", "PROBLEM_TITLES", "TABLE3_LABELED", "K_SHARED_GRID", "N_TOPICS", "PAPER_TABLE3"]
+__all__ = ["PROBLEMS", "PROBLEM_TITLES", "TABLE3_LABELED", "K_SHARED_GRID", "N_TOPICS", "PAPER_TABLE3",
+           "standard_error", "paired_against", "select_grid_edges"]
 
 PROBLEMS = ["comp-rec", "comp-talk", "sci-rec", "rec-talk", "sci-talk", "sci-comp"]
 PROBLEM_TITLES = {p: p.replace("-", " vs ") for p in PROBLEMS}
@@ -32,6 +35,86 @@ PAPER_TABLE3 = {
 }
 
 FIG1_TABLE_KEY = {"MTS3FLC": "k_s=5", "S3FLC": "k_s=0", "LG": "LG", "pooled LG": "pooled LG"}
+
+
+def standard_error(values):
+    """The standard error of the mean of ``values``: ``std(ddof=1) / sqrt(n)`` (NaN for one value).
+
+    Parameters
+    ----------
+    values : array-like of float
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(standard_error([80.0, 82.0, 84.0]), 4)
+    1.1547
+    """
+    values = np.asarray(values, float).ravel()
+    return float(values.std(ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
+
+
+def paired_against(per, problems, a, b, scale=1.0):
+    """Paired t-test of method ``a`` against method ``b`` over the runs, on the accuracy
+    averaged over ``problems`` per run (run ``r`` is the same labelled draw for every method).
+
+    Parameters
+    ----------
+    per : dict
+        ``{method: {problem: [accuracy per run]}}``.
+    problems : list of str
+    a, b : str
+        Methods of ``per``.
+    scale : float, default=1.0
+        Multiplies the accuracies (100: fractions to %).
+
+    Returns
+    -------
+    dict
+        ``mean_difference``, ``standard_error``, ``p_value`` and ``n_pairs``.
+
+    Examples
+    --------
+    >>> per = {"A": {"p": [0.9, 0.8, 0.85]}, "B": {"p": [0.8, 0.8, 0.8]}}
+    >>> round(paired_against(per, ["p"], "A", "B", scale=100.0)["mean_difference"], 6)
+    5.0
+    """
+    avg = {m: scale * np.mean([np.asarray(per[m][p], float) for p in problems], axis=0) for m in (a, b)}
+    d, se, p = paired_t_test(avg[a], avg[b])
+    return {"mean_difference": float(d), "standard_error": float(se), "p_value": float(p), "n_pairs": len(avg[a])}
+
+
+def select_grid_edges(grids, chosen_baselines, chosen_factorisation, baseline_score, factor_score):
+    """:func:`~medmtl.experiments.selection.grid_edge_counts` of the two C choices of
+    ``mts3flc-select`` (one cell each), with their development-accuracy profiles over C
+    (the factorisations': the better renormalisation at each C).
+
+    Parameters
+    ----------
+    grids : (list of float, list of float)
+        The baselines' and the factorisations' values of C.
+    chosen_baselines, chosen_factorisation : dict
+        The choices, each with its ``"C"``.
+    baseline_score : array-like
+        Per C of the baselines' grid, the mean development accuracy of LG and pooled LG.
+    factor_score : dict
+        Per renormalisation, per C of the factorisations' grid, the mean development accuracy
+        of S3FLC and MTS3FLC.
+
+    Returns
+    -------
+    dict
+        ``{"baselines C": counts, "factorisations C": counts}``.
+    """
+    base_grid, factor_grid = grids
+    factor_best = np.max([np.asarray(v, float) for v in factor_score.values()], axis=0)
+    profile = lambda grid, scores: [{C: float(v) for C, v in zip(grid, scores)}]  # noqa: E731
+    return {"baselines C": grid_edge_counts([chosen_baselines["C"]], base_grid, profile(base_grid, baseline_score)),
+            "factorisations C": grid_edge_counts([chosen_factorisation["C"]], factor_grid,
+                                                 profile(factor_grid, factor_best))}
 
 
 def table3_figure(result, problems, k_grid, quick):
@@ -108,57 +191,117 @@ def _problems_text(result):
     return " / ".join(result.x)
 
 
+def _pm(values):
+    """Mean ± standard error of per-run accuracies (%); the mean alone for a single value."""
+    values = np.asarray(values, float)
+    if values.size < 2:
+        return fmt(values.mean(), 2)
+    return f"{fmt(values.mean(), 2)} ± {fmt(standard_error(values), 2)}"
+
+
+def _edge_rows(experiment, result, rule):
+    edges = result.extra.get("grid_edges")
+    if not edges:  # a run from before the counts were recorded
+        return []
+    from medmtl.experiments.lecture_models import edges_text
+
+    return [Row(experiment, "C on a grid edge (the choices of `mts3flc-select`, with their development "
+                            "accuracy over C)", rule, edges_text(edges))]
+
+
 @readme_rows("mts3flc-select")
 def _select_readme_rows(result):
-    chosen = result.extra["chosen"]
+    chosen, grid = result.extra["chosen"], result.x
+    per = result.extra.get("per_run")
+    if per is None:  # a run from before the per-run values were kept: means only
+        per = {k: [[v] for v in values] for k, values in result.measured.items()}
+        spread = "means only (this run kept no per-run values)"
+    else:
+        spread = f"± standard error over the {len(per['LG'][0])} draws"
     experiment = (f"`mts3flc-select`: options of Table III and Fig. 1, chosen on a development problem "
-                  f"({result.settings['problem']}), {result.settings['runs']} runs, "
-                  f"{' and '.join(str(n) for n in result.settings['labeled_per_task'])} labelled documents per task")
-    return [Row(experiment, "logistic-regression baselines", "C with the best mean accuracy of LG and pooled LG "
-                "on the development problem", f"C = {chosen['baselines']['C']:g}"),
-            Row(experiment, "S3FLC / MTS3FLC", "C and renormalisation with the best mean accuracy of S3FLC and "
-                "MTS3FLC (k_s = 5) on the development problem",
-                f"C = {chosen['factorisation']['C']:g}, memberships "
-                f"{'renormalised' if chosen['factorisation']['normalize_memberships'] else 'not renormalised'}")]
+                  f"({result.settings['problem']}), {result.settings['runs']} runs of "
+                  f"{' and '.join(str(k) for k in result.settings['labeled_per_task'])} labelled documents per task; "
+                  f"development accuracy (%), {spread}")
+    base, fact = chosen["baselines"], chosen["factorisation"]
+    tag = "normalised" if fact["normalize_memberships"] else "not normalised"
+    b, f = grid.index(base["C"]), grid.index(fact["C"])
+    rule_b = "C with the best mean accuracy of LG and pooled LG on the development problem"
+    rule_f = ("C and renormalisation with the best mean accuracy of S3FLC and MTS3FLC (k_s = 5) on the "
+              "development problem")
+    return [Row(experiment, "logistic-regression baselines", rule_b,
+                f"C = {base['C']:g} (grid {grid[0]:g}-{grid[-1]:g}): LG {_pm(per['LG'][b])}, "
+                f"pooled LG {_pm(per['pooled LG'][b])}"),
+            Row(experiment, "S3FLC / MTS3FLC", rule_f,
+                f"C = {fact['C']:g}, memberships {'re' if fact['normalize_memberships'] else 'not re'}normalised"
+                f": S3FLC {_pm(per[f'S3FLC ({tag})'][f])}, MTS3FLC {_pm(per[f'MTS3FLC k_s=5 ({tag})'][f])}"),
+            *_edge_rows(experiment, result, "as above")]
+
+
+def _fig1_run_means(result, name):
+    """Per labelled size, the per-run accuracies (%) of ``name`` averaged over the problems."""
+    per, problems = result.extra["per_run"][name], result.settings["problems"]
+    return [np.mean([per[p][i] for p in problems], axis=0) for i in range(len(result.x))]
 
 
 @readme_rows("mts3flc-fig1")
 def _fig1_readme_rows(result):
     sizes = result.x
     problems = result.settings["problems"]
+    has_runs = "per_run" in result.extra
     experiment = (f"`mts3flc-fig1` (Fig. 1): accuracy (%) on the unlabelled documents, averaged over the "
-                  f"{len(problems)} problems, {result.settings['runs']} runs each; labelled documents per task "
-                  + " / ".join(str(n) for n in sizes))
+                  f"{len(problems)} problems, {result.settings['runs']} runs each"
+                  + (" (± standard error over the runs)" if has_runs else " (this run kept no per-run values)")
+                  + "; labelled documents per task " + " / ".join(str(n) for n in sizes))
     rule = "the options of `mts3flc-select` (development problem); k_s = 5 fixed a priori; every size reported"
     claim = "MTS3FLC above every baseline on all six problems (drawn, no numbers given)"
-    rows = [Row(experiment, name, rule, " / ".join(fmt(v, 2) for v in result.measured[name]), claim)
-            for name in ("MTS3FLC", "S3FLC", "LG", "pooled LG")]
+    names = ("MTS3FLC", "S3FLC", "LG", "pooled LG")
+    shown = {m: (" / ".join(_pm(v) for v in _fig1_run_means(result, m)) if has_runs
+                 else " / ".join(fmt(v, 2) for v in result.measured[m])) for m in names}
+    rows = [Row(experiment, name, rule, shown[name], claim) for name in names]
     per = result.extra["per_problem"]
     pairs = len(problems) * len(sizes)
     counts = []
-    for name in ("S3FLC", "LG", "pooled LG"):
+    for name in names[1:]:
         below = {n: sum(per["MTS3FLC"][p][i] <= per[name][p][i] for p in problems) for i, n in enumerate(sizes)}
         where = ", ".join(f"{k} of {len(problems)} problems at {n} per task" for n, k in below.items() if k)
         counts.append(f"{name} {pairs - sum(below.values())} of {pairs}" + (f" (not above: {where})" if where else ""))
-    rows.append(Row(experiment, "MTS3FLC above each baseline: (problem, size) pairs, 30-run means",
-                    rule, "; ".join(counts), claim))
-    return rows
+    rows.append(Row(experiment, f"MTS3FLC above each baseline: (problem, size) pairs, {result.settings['runs']}-run "
+                                "means", rule, "; ".join(counts), claim))
+    if has_runs:
+        mts = _fig1_run_means(result, "MTS3FLC")
+        for name in names[1:]:
+            tests = [paired_t_test(a, b) for a, b in zip(mts, _fig1_run_means(result, name))]
+            rows.append(Row(experiment, f"MTS3FLC minus {name}, paired over the runs, per size", rule, " / ".join(
+                fmt_paired({"mean_difference": d, "standard_error": se, "p_value": p}, 2) for d, se, p in tests)))
+    return rows + _edge_rows(experiment, result, rule)
 
 
 @readme_rows("mts3flc-table3")
 def _table3_readme_rows(result):
+    per, problems = result.extra["per_run"], result.settings["problems"]
     experiment = (f"`mts3flc-table3` (Table III): accuracy (%) on the unlabelled documents, "
-                  f"{result.settings['runs']} runs; {_problems_text(result)}")
+                  f"{result.settings['runs']} runs (± standard error over the runs; the average is taken per run); "
+                  f"{_problems_text(result)}")
     rule = "the options of `mts3flc-select` (development problem); no choice per problem"
     rows = []
     for key in ("LG", "pooled LG", "k_s=0", "k_s=5", "k_s=20"):
-        if key not in result.measured:
+        if key not in per:
             continue
         name = {"k_s=0": "S3FLC (k_s = 0)", "k_s=5": "MTS3FLC, k_s = 5", "k_s=20": "MTS3FLC, k_s = 20"}.get(key, key)
-        rows.append(Row(experiment, name, rule, " / ".join(fmt(v, 2) for v in result.measured[key]),
+        columns = [100 * np.asarray(per[key][p], float) for p in problems]
+        columns.append(np.mean(columns, axis=0))
+        rows.append(Row(experiment, name, rule, " / ".join(_pm(v) for v in columns),
                         " / ".join(fmt(v, 2) for v in result.paper[key]) if result.paper[key][0] is not None
                         else "—"))
-    return rows
+    for base in ("LG", "pooled LG", "k_s=0"):
+        if base in per and "k_s=5" in per:
+            test = paired_against(per, problems, "k_s=5", base, scale=100.0)
+            paper = result.paper["k_s=5"][-1], result.paper[base][-1]
+            shown = "S3FLC" if base == "k_s=0" else base
+            rows.append(Row(experiment, f"MTS3FLC (k_s = 5) minus {shown}, average over the problems, paired over "
+                                        "the runs", rule, fmt_paired(test, 2),
+                            "—" if None in paper else f"{paper[0] - paper[1]:+.2f} (no test reported)"))
+    return rows + _edge_rows(experiment, result, rule)
 
 
 @readme_rows("mts3flc-topics")

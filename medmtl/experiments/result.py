@@ -251,7 +251,8 @@ class ExperimentResult:
         if figure is None:
             figure = Figure(figsize=(6, 4))
             self.plot(ax=figure.subplots())
-        figure.tight_layout()
+        if figure.get_layout_engine() is None:  # a figure that set its own layout keeps it
+            figure.tight_layout()
         figure.savefig(png_path, dpi=110)
         return json_path, png_path
 

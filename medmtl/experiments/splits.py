@@ -1,16 +1,19 @@
-"""Per-task train / validation / test splits of the MED figures, for rare classes.
+"""Train / validation / test splits of the MED figures: per task for rare classes, or one
+split of the rows for tasks that label the same rows.
 
 A stratified draw of a few training examples from a task with 3 % positives (Landmine)
 often holds no positive. :func:`split_with_both_classes` repairs such a draw;
 :func:`split_uniform_draw` follows the paper's words and leaves the task unfitted, scored
-by :func:`with_unfitted_tasks`.
+by :func:`with_unfitted_tasks`. Where every task labels the same rows (Dermatology's
+one-vs-rest tasks), independent splits per task would put a test row of one task in
+another task's training set; :func:`split_shared_rows` makes one split of the rows for all.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["split_with_both_classes", "split_uniform_draw", "with_unfitted_tasks"]
+__all__ = ["split_with_both_classes", "split_uniform_draw", "split_shared_rows", "with_unfitted_tasks"]
 
 
 def split_with_both_classes(ds, train, validation=None, test=None, random_state=None):
@@ -113,6 +116,69 @@ def split_uniform_draw(ds, train, random_state=None):
         if np.unique(t.y[tr]).size == 2:
             fitted.append(m)
     return (*(ds.subset([p[k] for p in parts]) for k in range(3)), fitted)
+
+
+def split_shared_rows(ds, train, validation=0.5, random_state=None):
+    """One train / validation / test split of the rows, the same for every task.
+
+    For tasks that label the same rows (every task's ``X`` identical, e.g. one-vs-rest
+    tasks of one multi-class data set), so that no row is in one task's training set and in
+    another's validation or test set. The draw is stratified on the row's vector of labels
+    over the tasks (for one-vs-rest tasks: its class): ``train`` rows first, then the rest
+    re-stratified and split ``validation`` / the remainder, so that every part holds every
+    class in proportion. A split in which some task's part lacks a class cannot be scored
+    by AUC and is refused.
+
+    Parameters
+    ----------
+    ds : MultiTaskDataset
+        Tasks over the same rows.
+    train : int
+        Training rows (the same for every task).
+    validation : float or int, default=0.5
+        Validation rows: a fraction of the rows left after training, or a count; the rest
+        are test rows.
+    random_state : int, sequence of int or Generator, optional
+        Seed of the draw.
+
+    Returns
+    -------
+    train, validation, test : MultiTaskDataset
+    rows : tuple of ndarray
+        The sorted row indices of the three parts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from medmtl.datasets import multiclass_tasks
+    >>> X, labels = np.arange(60.0)[:, None], np.repeat([0, 1, 2], 20)
+    >>> tr, va, te, rows = split_shared_rows(multiclass_tasks(X, labels), 12, random_state=0)
+    >>> [len(r) for r in rows], all(np.array_equal(t.X, tr[0].X) for t in tr)
+    ([12, 24, 24], True)
+    """
+    from medmtl.datasets.base import MultiTaskDataset, Task, _stratified_order
+
+    X0 = ds[0].X
+    if any(t.n_samples != ds[0].n_samples or not np.array_equal(t.X, X0) for t in ds.tasks):
+        raise ValueError("split_shared_rows needs tasks over the same rows (every task's X identical)")
+    n = ds[0].n_samples
+    if not 0 < train < n:
+        raise ValueError(f"cannot train on {train} of {n} rows")
+    rng = np.random.default_rng(random_state)
+    _, key = np.unique(np.column_stack(ds.ys), axis=0, return_inverse=True)
+    key = key.ravel()
+    order = _stratified_order(key, rng)
+    tr, rest = order[:train], order[train:]
+    rest = rest[_stratified_order(key[rest], rng)]
+    n_val = int(round(validation * len(rest))) if isinstance(validation, float) else int(validation)
+    rows = tuple(np.sort(r) for r in (tr, rest[:n_val], rest[n_val:]))
+    for name, r in zip(("training", "validation", "test"), rows):
+        for t in ds.tasks:
+            if np.unique(t.y[r]).size != 2:
+                raise ValueError(f"the {name} rows of task {t.name!r} hold one class; take more rows")
+    parts = tuple(MultiTaskDataset([Task(t.X[r], t.y[r], t.name) for t in ds.tasks], ds.name, ds.feature_names,
+                                   ds.description) for r in rows)
+    return (*parts, rows)
 
 
 def with_unfitted_tasks(mauc_fitted, n_fitted, n_tasks):

@@ -1,6 +1,6 @@
 """Summaries shared by the experiments over training sizes and folds: means and spreads per
-size, paired tests against the strongest baseline, per-cell records, and the results-page
-rows that show them.
+size, MED's paired tests against every baseline (one of them the primary comparison, fixed
+before the run), grid-edge counts, per-cell records, and the results-page rows that show them.
 
 The summaries take a grid's cells and outputs as :func:`~medmtl.experiments.runner.run_grid`
 gives them: ``cells`` (a list of settings, each holding the setting ``xkey``, e.g. ``"size"``)
@@ -15,8 +15,8 @@ import numpy as np
 from medmtl.evaluation import paired_t_test
 from medmtl.experiments.report import Row, fmt, fmt_paired
 
-__all__ = ["mean_std_by", "paired_tests_by", "baseline_comparisons", "cell_records", "size_curves", "size_rows",
-           "sizes_text", "STRONGEST_BASELINE_RULE"]
+__all__ = ["mean_std_by", "paired_tests_by", "baseline_comparisons", "standard_errors", "edge_records",
+           "edge_rows", "cell_records", "size_curves", "size_rows", "sizes_text"]
 
 
 def mean_std_by(out, cells, key, xs, xkey):
@@ -76,17 +76,13 @@ def paired_tests_by(out, cells, xs, xkey, a="multitask", b="independent"):
     return rows
 
 
-STRONGEST_BASELINE_RULE = ("per training size, the baseline with the highest validation MAUC averaged over "
-                           "that size's folds (validation only; per-task choices make a baseline's "
-                           "validation MAUC optimistic, which favours the more flexible baselines)")
-
-
-def baseline_comparisons(out, cells, xs, xkey, baselines):
+def baseline_comparisons(out, cells, xs, xkey, baselines, primary):
     """Multi-task MED against every baseline, per value ``x`` of the cells' setting ``xkey``.
 
     Each cell output ``o`` holds the test score ``o[key]`` of ``"multitask"`` and of every
-    key in ``baselines``, and their validation scores ``o["validation"][key]``. The baseline
-    called strongest at ``x`` is chosen by validation alone (:data:`STRONGEST_BASELINE_RULE`).
+    key in ``baselines``. The primary comparison is fixed before the run: MED against the
+    model it reduces to (e.g. the sum-kernel SVMs with one C, MED at alpha = 0). Every
+    other baseline is compared as well, so that no comparison is picked after the fact.
 
     Parameters
     ----------
@@ -94,33 +90,90 @@ def baseline_comparisons(out, cells, xs, xkey, baselines):
         The grid's outputs and cells, and the values of the setting ``xkey`` to summarise at
         (see the module's description).
     baselines : list of str
-        The baselines' output keys; on a tie in validation score the first is the strongest.
+        The baselines' output keys.
+    primary : str
+        The key in ``baselines`` of the primary comparison.
 
     Returns
     -------
     dict
         ``"multitask_vs_<key>"``: :func:`paired_tests_by` rows for every baseline key;
-        ``"multitask_vs_strongest_baseline"``: one row per x with the chosen ``"baseline"``,
-        its ``"mean_validation"``, and the paired test against it.
+        ``"primary_comparison"``: ``primary``.
 
     Examples
     --------
     >>> cells = [{"n": 1}] * 3
-    >>> out = [{"multitask": m, "svm": s, "rbf": r, "validation": {"svm": 0.6, "rbf": 0.7}}
+    >>> out = [{"multitask": m, "svm": s, "rbf": r}
     ...        for m, s, r in ((0.8, 0.7, 0.9), (0.7, 0.6, 0.8), (0.9, 0.7, 0.9))]
-    >>> row, = baseline_comparisons(out, cells, [1], "n", ["svm", "rbf"])["multitask_vs_strongest_baseline"]
-    >>> row["baseline"], round(row["mean_difference"], 4)
-    ('rbf', -0.0667)
+    >>> found = baseline_comparisons(out, cells, [1], "n", ["svm", "rbf"], primary="svm")
+    >>> found["primary_comparison"], round(found["multitask_vs_svm"][0]["mean_difference"], 4)
+    ('svm', 0.1333)
     """
+    if primary not in baselines:
+        raise ValueError(f"the primary comparison {primary!r} is not one of the baselines {baselines}")
     found = {f"multitask_vs_{b}": paired_tests_by(out, cells, xs, xkey, b=b) for b in baselines}
-    strongest = []
-    for x in xs:
-        at_x = [o for o, c in zip(out, cells) if c[xkey] == x]
-        validation = {b: float(np.mean([o["validation"][b] for o in at_x])) for b in baselines}
-        best = max(baselines, key=validation.get)  # ties: the first in ``baselines``
-        row = found[f"multitask_vs_{best}"][xs.index(x)]
-        strongest.append({**row, "baseline": best, "mean_validation": validation[best]})
-    return {**found, "multitask_vs_strongest_baseline": strongest}
+    return {**found, "primary_comparison": primary}
+
+
+def standard_errors(out, cells, methods, xs, xkey="size"):
+    """Per method label, the standard error of the mean over the folds at each ``x``
+    (``std(ddof=1) / sqrt(folds)``; NaN with one fold).
+
+    Parameters
+    ----------
+    out, cells
+        As for :func:`mean_std_by`.
+    methods : dict
+        ``{output key: label}``.
+    xs, xkey
+        As for :func:`mean_std_by`.
+
+    Returns
+    -------
+    dict
+        ``{label: list over xs}``.
+
+    Examples
+    --------
+    >>> standard_errors([{"a": 0.6}, {"a": 0.8}], [{"n": 1}, {"n": 1}], {"a": "A"}, [1], "n")
+    {'A': [0.1]}
+    """
+    out_se = {}
+    for key, label in methods.items():
+        per_x = [np.asarray([o[key] for o, c in zip(out, cells) if c[xkey] == x], float) for x in xs]
+        out_se[label] = [float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan") for v in per_x]
+    return out_se
+
+
+def edge_records(out, grids, profiled=True):
+    """Grid-edge counts of every hyper-parameter chosen on a grid, over all cells.
+
+    Each cell output holds ``o["choices"][name]`` (the values chosen in that cell: one, or
+    one per task) and ``o["profiles"][name]`` (per choice, ``{value: best validation score
+    at that value}``); ``name`` is ``"<method> <hyper-parameter>"``.
+
+    Parameters
+    ----------
+    out : list of dict
+        The cells' outputs.
+    grids : dict
+        ``{name: the grid the choice was made from}``.
+    profiled : bool, default=True
+        Pass the profiles, so that edge choices caused by a tie are told apart.
+
+    Returns
+    -------
+    dict
+        ``{name: grid_edge_counts(...)}``.
+    """
+    from medmtl.experiments.selection import grid_edge_counts
+
+    found = {}
+    for name, grid in grids.items():
+        chosen = [v for o in out for v in o["choices"][name]]
+        profiles = [p for o in out for p in o["profiles"][name]] if profiled else None
+        found[name] = grid_edge_counts(chosen, grid, profiles)
+    return found
 
 
 def cell_records(out, cells, kept):
@@ -137,7 +190,7 @@ def cell_records(out, cells, kept):
     -------
     list of dict
     """
-    return [{k: v for k, v in c.items() if k not in ("Cs", "alphas")} | {k: o[k] for k in kept}
+    return [{k: v for k, v in c.items() if k not in ("Cs", "alphas", "svm_Cs", "rbf_Cs")} | {k: o[k] for k in kept}
             for c, o in zip(cells, out)]
 
 
@@ -168,18 +221,32 @@ def size_curves(out, cells, methods, sizes, kept):
     return measured, std, cell_records(out, cells, [*methods, *kept])
 
 
+def _verdict(tests):
+    """Where a list of paired tests is significant at the 5 % level, in words."""
+    higher = [str(t["size"]) for t in tests if t["p_value"] is not None and t["p_value"] < 0.05
+              and t["mean_difference"] > 0]
+    lower = [str(t["size"]) for t in tests if t["p_value"] is not None and t["p_value"] < 0.05
+             and t["mean_difference"] < 0]
+    return "; ".join(f"MED significantly {word} at n = {', '.join(ns)}" for word, ns in
+                     (("higher", higher), ("lower", lower)) if ns) or "no significant difference (5 % level)"
+
+
 def size_rows(result, experiment, labels, names, shown):
-    """One row per method at the training sizes ``shown``, and one for MED against the
-    baseline with the best validation score at each of them.
+    """One row per method at the training sizes ``shown`` (mean ± standard error over the
+    folds), then one row per baseline with MED's paired test against it, the primary
+    comparison first.
 
     Parameters
     ----------
     result : ExperimentResult
-        A full run over training sizes, with ``extra["multitask_vs_strongest_baseline"]``.
+        A full run over training sizes, with ``extra["standard_error"]``,
+        ``extra["primary_comparison"]`` and ``extra["multitask_vs_<baseline>"]`` for every
+        baseline in ``labels``.
     experiment : str
         The rows' first column.
     labels : dict
-        ``{method key: label in result.measured}``.
+        ``{method key: label in result.measured}``; ``"multitask"`` is MED, every other key
+        a baseline.
     names : dict
         ``{method key: (name on the page, the rule that selected its hyper-parameters)}``.
     shown : list of int
@@ -190,29 +257,56 @@ def size_rows(result, experiment, labels, names, shown):
     list of Row
     """
     idx = [result.x.index(n) for n in shown if n in result.x]
-
-    def at(values):
-        return " / ".join(fmt(values[i]) for i in idx)
-
+    se = result.extra["standard_error"]
     rows = []
     for key, label in labels.items():
         name, rule = names[key]
         paper = result.paper.get(label)
-        rows.append(Row(experiment, name, rule, at(result.measured[label]),
-                        at(paper) if paper and any(paper[i] is not None for i in idx) else "—"))
-    tests = {t["size"]: t for t in result.extra["multitask_vs_strongest_baseline"]}
-    parts, higher, lower = [], [], []
-    for i in idx:
-        t = tests[result.x[i]]
-        parts.append(f"n = {t['size']}: {fmt_paired(t)} vs {names[t['baseline']][0]}")
-        if t["p_value"] is not None and t["p_value"] < 0.05:
-            (higher if t["mean_difference"] > 0 else lower).append(str(t["size"]))
-    verdict = "; ".join(f"MED significantly {word} at n = {', '.join(ns)}" for word, ns in
-                        (("higher", higher), ("lower", lower)) if ns) or "no significant difference (5 % level)"
-    rows.append(Row(experiment, "MED minus the strongest baseline (paired t-test over the folds)",
-                    "the baseline with the highest mean validation MAUC at each n",
-                    "; ".join(parts) + f"; {verdict}"))
+        measured = " / ".join(f"{fmt(result.measured[label][i])} ± {fmt(se[label][i])}" for i in idx)
+        rows.append(Row(experiment, name, rule, measured,
+                        " / ".join(fmt(paper[i]) for i in idx) if paper and any(paper[i] is not None for i in idx)
+                        else "—"))
+    primary = result.extra["primary_comparison"]
+    for key in sorted((k for k in labels if k != "multitask"), key=lambda k: k != primary):
+        tests = {t["size"]: t for t in result.extra[f"multitask_vs_{key}"]}
+        shown_tests = [tests[result.x[i]] for i in idx]
+        what = ("primary comparison, fixed before the run: the model MED reduces to at alpha = 0"
+                if key == primary else "secondary comparison")
+        rows.append(Row(experiment, f"MED minus {names[key][0]} (paired t-test over the folds; {what})",
+                        "as above, for both",
+                        "; ".join(f"n = {t['size']}: {fmt_paired(t)}" for t in shown_tests)
+                        + f"; {_verdict(shown_tests)}"))
     return rows
+
+
+def edge_rows(result, experiment, note=""):
+    """A row naming every hyper-parameter whose choices sat strictly on a grid edge (or,
+    without validation profiles, on an edge at all) in more than 20 % of the cells, from
+    ``result.extra["grid_edges"]``; no row when there is none.
+
+    Parameters
+    ----------
+    result : ExperimentResult
+    experiment : str
+        The row's first column.
+    note : str, optional
+        What the reader should know about these edges (e.g. a boundary of the domain).
+
+    Returns
+    -------
+    list of Row
+    """
+    flagged = []
+    for name, e in result.extra.get("grid_edges", {}).items():
+        share = e.get("strict_share", e["share"])
+        if share > 0.2:
+            low, high = (e["strict_low"], e["strict_high"]) if "strict_share" in e else (e["low"], e["high"])
+            flagged.append(f"{name}: {low} of {e['n']} on {e['grid'][0]:g}, {high} on {e['grid'][-1]:g}")
+    if not flagged:
+        return []
+    return [Row(experiment, "choices strictly best on a grid edge in more than 20 % of the cells",
+                "the validation profile of each choice (ties with an inner value do not count)",
+                "; ".join(flagged) + (f" ({note})" if note else ""))]
 
 
 def sizes_text(result, shown):

@@ -48,7 +48,7 @@ import scipy.sparse as sp
 
 from medmtl.baselines.sparse_linear import (INTERCEPT_WEIGHT, group_design, group_lasso_fit, l1_logistic_regression,
                                             logistic_alpha_max, sparse_logistic_fit)
-from medmtl.evaluation import mean_auc, paired_t_test
+from medmtl.evaluation import mean_auc
 from medmtl.experiments.med_method import METHOD, fit_options, method_settings
 from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
@@ -56,6 +56,7 @@ from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 from medmtl.experiments.spec import Spec
 from medmtl.experiments.text_data import (DATA_SETS, DATA_TITLES, MIN_DF, MULTITASK_SETS, NEWSGROUP_PAIRS, SIZES,
                                           text_split, tfidf_features)
+from medmtl.experiments.text_report import _comparisons
 from medmtl.experiments.text_report import figure as _figure
 from medmtl.experiments.threads import one_blas_thread
 
@@ -421,46 +422,6 @@ def _mean_or_none(values):
 
 def _std_or_none(values):
     return None if any(v is None for v in values) else float(np.std(values))
-
-
-def _comparisons(budget_tables, data, methods):
-    """Per MED method and budget: the strongest baseline by mean validation MAUC, and the
-    paired t-test (over repetitions) of the MED method's test MAUC minus the baseline's
-    (``"against": "strongest baseline"``); and multi-task MED against single-task MED
-    (``"against": "single-task MED"``)."""
-    rows = []
-    for med in (m for m in methods if m in MED_METHODS):
-        against = [("strongest baseline", [m for m in methods if m not in MED_METHODS])]
-        if med == "mtmed" and "med" in methods:
-            against.append(("single-task MED", ["med"]))
-        for label, baselines in against:
-            rows += _compare(budget_tables, data, med, baselines, label)
-    return rows
-
-
-def _compare(budget_tables, data, med, baselines, label):
-    rows = []
-    for budget in budget_tables[med]:
-        mine = budget_tables[med][budget]
-        valid = {b: _mean_or_none([None if p is None else p["validation"] for p in budget_tables[b][budget]])
-                 for b in baselines}
-        valid = {b: v for b, v in valid.items() if v is not None}
-        if not valid:
-            continue
-        if any(p is None for p in mine):      # MED has no sweep point within the budget
-            rows.append({"data": data, "method": med, "against": label, "budget": budget, "baseline": None,
-                         "test": None})
-            continue
-        best = max(valid, key=valid.get)
-        theirs = budget_tables[best][budget]
-        d, se, p = paired_t_test([q["test"] for q in mine], [q["test"] for q in theirs])
-        rows.append({"data": data, "method": med, "against": label, "budget": budget, "baseline": best,
-                     "test": float(np.mean([q["test"] for q in mine])),
-                     "baseline_test": float(np.mean([q["test"] for q in theirs])),
-                     "n_features": float(np.mean([q["n_features"] for q in mine])),
-                     "baseline_n_features": float(np.mean([q["n_features"] for q in theirs])),
-                     "mean_difference": d, "standard_error": se, "p_value": p, "n_pairs": len(mine)})
-    return rows
 
 
 def _cells(config, chosen_methods, seed, libraries):

@@ -43,6 +43,7 @@ from .estimators import (
     MEDRegressor,
     MultiTaskMEDClassifier,
     MultiTaskMEDRegressor,
+    TaskClassifier,
 )
 from .graphical import MEDGraphicalModel
 from .grams import factorize_gram
@@ -66,6 +67,7 @@ __all__ = [
     "MEDClassifier",
     "MEDRegressor",
     "MultiTaskMEDClassifier",
+    "TaskClassifier",
     "MultiTaskMEDRegressor",
     "AdaptivePoolingClassifier",
     "MEDClassifierCV",

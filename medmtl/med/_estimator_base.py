@@ -29,11 +29,11 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._params import InvalidParameterError, validate_params
-from . import solvers as _solvers
 from ._feature_support import FeatureSupport, _selects_features
-from ._kernel_spec import check_kernel_range, is_precomputed
+from ._kernel_spec import check_kernel_range, gram_bank, is_gram_list, is_precomputed
 from ._task_inputs import owned, prediction_inputs, refuse_unrouted_tasks, training_data
 from .bound import alpha_from_rho
+from .solvers import MEDSolution, plan
 from .solvers.kkt import duality_gap
 
 # A switch's evidence up to this multiple of the solve's KKT tolerance is round-off (as for
@@ -110,7 +110,7 @@ def _solution_plan(params, owner):
         if value is not None:
             options[name] = value
     try:
-        return _solvers.plan(params.pop("method"), solver=params.pop("solver"), options=options)
+        return plan(params.pop("method"), solver=params.pop("solver"), options=options)
     except (ValueError, TypeError) as err:
         raise InvalidParameterError(f"{owner}: {err}") from err
 
@@ -225,19 +225,33 @@ class MEDEstimator(FeatureSupport, MEDBase):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.input_tags.pairwise = is_precomputed(self.kernel)
+        tags.input_tags.pairwise = is_precomputed(self.kernel) or is_gram_list(getattr(self, "kernels", None))
         if _selects_features(self):
             # a feature selector too (transform), as scikit-learn's checks and Pipeline see it
             tags.transformer_tags = TransformerTags(preserves_dtype=["float64"])
         return tags
 
     def _check_params(self):
-        return super()._check_params(rules=self._model_kind.check_params)
+        return super()._check_params(rules=self._check_together)
+
+    def _check_together(self, params, owner):
+        self._model_kind.check_params(params, owner)
+        if is_gram_list(params.get("kernels")) and params.get("selection") != "kernels":
+            raise InvalidParameterError(f"{owner}: kernels='precomputed' (X a list of Gram matrices, one per "
+                                        "kernel) needs selection='kernels'")
 
     def _problem(self, params, X, y, tasks, sample_weight=None):
         precomputed = is_precomputed(params["kernel"])
+        grams = is_gram_list(params.get("kernels"))
         data = training_data(self, X, y, tasks, target_kind=self._target_kind, precomputed=precomputed,
-                             lists=self._lists, sample_weight=sample_weight)
+                             lists=self._lists, sample_weight=sample_weight, gram_list=grams)
+        self._grams = None
+        if grams:
+            # the bank: one lookup per Gram matrix, in the order of the list
+            n_train = sum(X.shape[0] for X in data.Xs)
+            self._grams = ((data.Xs[0].shape[1] - 1) // n_train, n_train)
+            params = {**params, "kernels": gram_bank(*self._grams)}
+            precomputed = True
         self._target = data.target
         for name, value in data.target.attributes().items():
             setattr(self, name, value)
@@ -278,6 +292,10 @@ class MEDEstimator(FeatureSupport, MEDBase):
         self._support = None
         if getattr(self, "selection", None) in ("features", "kernels"):
             self._support = self.dual_.term_quads(solution.lam) > self._tie_tol
+        self.__dict__.pop("kernel_weights_", None)
+        if getattr(self, "selection", None) == "kernels":
+            # the learned kernel sum_d s_d k_d with weights summing to 1 (shared by the tasks)
+            self.kernel_weights_ = self.switch_posterior_ / self.switch_posterior_.sum()
 
     def set_multipliers(self, lam, intercepts=None):
         """Make this fitted estimator the model of the multipliers ``lam`` of :attr:`dual_`.
@@ -358,14 +376,14 @@ class MEDEstimator(FeatureSupport, MEDBase):
                 raise ValueError(f"{type(self).__name__}.set_multipliers: intercepts must hold {len(dual.groups)} "
                                  f"finite values, one per task; got shape {np.shape(intercepts)}")
         J = dual.objective(lam)
-        solution = _solvers.MEDSolution(lam, b, J, np.array([J]), 0, "given", dual.switch_posterior(lam),
-                                        method="given", info={"duality_gap": duality_gap(dual, lam)})
+        solution = MEDSolution(lam, b, J, np.array([J]), 0, "given", dual.switch_posterior(lam),
+                               method="given", info={"duality_gap": duality_gap(dual, lam)})
         self._store(None, self._solved, solution)
         return self
 
     # -- after fit ------------------------------------------------------------------------
     def _inputs(self, method, X, tasks):
-        return prediction_inputs(self, method, X, tasks, lists=self._lists)
+        return prediction_inputs(self, method, X, tasks, lists=self._lists, grams=getattr(self, "_grams", None))
 
     def _scores(self, X, m):
         """Decision values of task ``m``'s model for ``X``, shape (n_samples,).

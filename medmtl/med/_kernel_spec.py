@@ -13,6 +13,13 @@ the training examples and its columns all training examples (of all tasks, in th
 given); at prediction the columns are the training examples again. Each training row
 carries its own column index (an extra last column), so that one kernel object,
 :class:`PrecomputedGram`, looks the Gram entries up for training and new rows alike.
+
+``kernels="precomputed"`` (with ``selection="kernels"``) takes a list of Gram matrices
+instead of inputs, one per kernel of the bank, as MKLpy takes them: at fit each is
+(n_samples, n_samples), at prediction (n_new, n_samples). :func:`stack_grams` checks the
+list and puts the matrices side by side (each training row then gets its column index
+last, as for ``kernel="precomputed"``); kernel ``d`` of the bank is then :class:`PrecomputedBlock` ``d``, which looks its entries up
+in the ``d``-th block of columns.
 """
 
 from __future__ import annotations
@@ -26,8 +33,9 @@ import scipy.sparse as sp
 from .._validation import Checked, Interval, Options
 from ..kernels import Kernel, LinearKernel, PolynomialKernel, RBFKernel, SigmoidKernel, get_kernel
 
-__all__ = ["SVC_KERNELS", "KERNEL_PARAMETERS", "KERNEL_DOCS", "PrecomputedGram", "check_kernel_spec",
-           "check_kernel_bank", "is_precomputed", "with_row_index", "build_kernel", "check_kernel_range"]
+__all__ = ["SVC_KERNELS", "KERNEL_PARAMETERS", "KERNEL_DOCS", "PrecomputedGram", "PrecomputedBlock",
+           "check_kernel_spec", "check_kernel_bank", "is_precomputed", "is_gram_list", "with_row_index",
+           "stack_grams", "gram_bank", "build_kernel", "check_kernel_range"]
 
 SVC_KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
@@ -48,16 +56,21 @@ def check_kernel_spec(spec):
 
 
 def check_kernel_bank(specs):
-    """A bank of kernels for kernel selection, each as :func:`check_kernel_spec` takes it.
+    """A bank of kernels for kernel selection, each as :func:`check_kernel_spec` takes it, or
+    ``"precomputed"``: the inputs are a list of Gram matrices, one per kernel.
 
-    >>> check_kernel_bank(["rbf", "linear"])
-    ['rbf', 'linear']
+    >>> check_kernel_bank(["rbf", "linear"]), check_kernel_bank("precomputed")
+    (['rbf', 'linear'], 'precomputed')
     """
+    if is_precomputed(specs):
+        return specs
     if isinstance(specs, (str, Kernel)) or callable(specs):
-        raise TypeError("kernels must be a list of kernels (a bank), not a single kernel")
+        raise TypeError("kernels must be a list of kernels (a bank) or 'precomputed' (the inputs are then a list "
+                        "of Gram matrices, one per kernel), not a single kernel")
     bank = [check_kernel_spec(s) for s in specs]
     if "precomputed" in [k for k in bank if isinstance(k, str)]:
-        raise ValueError("a bank cannot hold 'precomputed': give its Gram matrices as kernels of their own")
+        raise ValueError("a bank cannot hold 'precomputed': set kernels='precomputed' and give X as a list of "
+                         "Gram matrices, one per kernel")
     if not bank:
         raise ValueError("the kernel bank is empty")
     return bank
@@ -130,6 +143,112 @@ class PrecomputedGram(Kernel):
 
     def diag(self, X):
         return np.asarray(X[np.arange(X.shape[0]), self._columns(X)], dtype=float).ravel()
+
+
+class PrecomputedBlock(PrecomputedGram):
+    """Kernel ``index`` of a list of Gram matrices put side by side (:func:`stack_grams`):
+    ``k(A, B) = A[:, index * n_train + columns of B]``.
+
+    Parameters
+    ----------
+    index : int
+        The kernel's place in the list.
+    n_train : int
+        The number of training examples: the width of each block.
+
+    Examples
+    --------
+    >>> K1, K2 = np.array([[2.0, 1.0], [1.0, 3.0]]), np.eye(2)
+    >>> train = with_row_index(stack_grams([K1, K2]), np.arange(2))
+    >>> PrecomputedBlock(1, 2)(train, train).tolist(), PrecomputedBlock(0, 2).diag(train).tolist()
+    ([[1.0, 0.0], [0.0, 1.0]], [2.0, 3.0])
+    """
+
+    def __init__(self, index, n_train):
+        self.index, self.n_train = int(index), int(n_train)
+        self.name = f"precomputed[{self.index}]"
+
+    def _columns(self, B):
+        return super()._columns(B) + self.index * self.n_train
+
+
+def is_gram_list(kernels):
+    """Whether a bank specification is ``"precomputed"``: the inputs are a list of Gram
+    matrices, one per kernel."""
+    return is_precomputed(kernels)
+
+
+def gram_bank(n_kernels, n_train):
+    """The bank of a list of ``n_kernels`` Gram matrices over ``n_train`` training examples.
+
+    Returns
+    -------
+    list of PrecomputedBlock
+    """
+    return [PrecomputedBlock(d, n_train) for d in range(n_kernels)]
+
+
+def _gram_shapes(grams, name):
+    """Each matrix's shape, after checking that ``grams`` is a non-empty list of 2-D matrices."""
+    if not isinstance(grams, (list, tuple)) or len(grams) == 0:
+        raise TypeError(f"with kernels='precomputed', {name} must be a non-empty list of Gram matrices, one per "
+                        f"kernel; got {type(grams).__name__}")
+    shapes = []
+    for d, K in enumerate(grams):
+        if isinstance(K, (list, tuple)) and K and (sp.issparse(K[0]) or np.ndim(K[0]) >= 2):
+            raise TypeError(f"with kernels='precomputed', {name} is one list of Gram matrices over all rows (tasks "
+                            "stacked, with tasks= giving each row's task), not a list per task")
+        shape = K.shape if sp.issparse(K) else np.shape(K)
+        if len(shape) != 2:
+            raise ValueError(f"with kernels='precomputed', {name}[{d}] must be a 2-D Gram matrix; got shape {shape}")
+        shapes.append(shape)
+    return shapes
+
+
+def stack_grams(grams, n_train=None, n_kernels=None, name="X"):
+    """A list of Gram matrices, checked, side by side in one matrix.
+
+    Parameters
+    ----------
+    grams : list of {array-like, sparse matrix}
+        One matrix per kernel: at fit (``n_train`` None) each of shape (n, n), the kernel
+        values between the training examples; after fit each of shape (n_new, n_train), the
+        values between new and training examples. The caller's matrices are not changed.
+    n_train, n_kernels : int, optional
+        After fit: the number of training examples and of kernels the model was fitted with.
+    name : str, default="X"
+        The argument's name, for messages.
+
+    Returns
+    -------
+    {ndarray, CSR matrix} of shape (n, n_kernels * n) at fit, (n_new, n_kernels * n_train) after
+        The training matrix gets each row's own column (:func:`with_row_index`) once checked.
+
+    Raises
+    ------
+    TypeError
+        When ``grams`` is not a non-empty list of matrices.
+    ValueError
+        For a matrix that is not 2-D, matrices of different shapes, a training matrix that
+        is not square, or, after fit, another number of kernels or of columns than at fit.
+    """
+    shapes = _gram_shapes(grams, name)
+    if len(set(shapes)) > 1:
+        raise ValueError(f"with kernels='precomputed', every Gram matrix in {name} must have the same shape; got "
+                         f"{shapes}")
+    rows, cols = shapes[0]
+    if n_train is None and rows != cols:
+        raise ValueError(f"with kernels='precomputed', the training Gram matrices must be square (n_samples, "
+                         f"n_samples); {name}[0] has shape {shapes[0]}")
+    if n_train is not None and (len(grams) != n_kernels or cols != n_train):
+        raise ValueError(f"with kernels='precomputed', {name} must hold {n_kernels} matrices of shape (n_new, "
+                         f"{n_train}), the kernel values against the {n_train} training examples; got "
+                         f"{len(grams)} of shape {shapes[0]}")
+    if any(sp.issparse(K) for K in grams):
+        stacked = sp.hstack([sp.csr_matrix(K) for K in grams], format="csr")
+    else:
+        stacked = np.hstack([np.asarray(K) for K in grams])
+    return stacked
 
 
 def with_row_index(X, columns):

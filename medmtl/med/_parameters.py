@@ -16,7 +16,7 @@ from .._params import Checked, Interval, Options
 from ._kernel_spec import KERNEL_DOCS, KERNEL_PARAMETERS, check_kernel_bank
 
 __all__ = ["PRIOR_PARAMETERS", "SOLVE_PARAMETERS", "SELECTION_PARAMETERS", "POOLING_PARAMETERS",
-           "EPSILON_PARAMETER", "THRESHOLD_PARAMETER", "PARAMETER_DOCS", "CV_DOCS", "shared_docs"]
+           "EPSILON_PARAMETER", "PARAMETER_DOCS", "CV_DOCS", "shared_docs"]
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 
@@ -46,7 +46,6 @@ POOLING_PARAMETERS = {
     "task_scale": [None, _POSITIVE],
 }
 EPSILON_PARAMETER = {"epsilon": [Interval(Real, 0, None, closed="left")]}
-THRESHOLD_PARAMETER = {"threshold": [Interval(Real, 0, 1, closed="neither")]}
 
 PARAMETER_DOCS = {
     **KERNEL_DOCS,
@@ -58,10 +57,11 @@ PARAMETER_DOCS = {
         of ``kernels``, shared by all tasks (``kernel`` unused).
 """,
     "kernels": """\
-    kernels : list of kernels, optional
+    kernels : list of kernels or "precomputed", optional
         The bank for ``selection="kernels"``: names spelt as for ``kernel`` (built with the
         same ``degree``, ``gamma``, ``coef0``), Kernel objects (see :mod:`medmtl.kernels`)
-        or callables.
+        or callables; ``"precomputed"``: ``X`` is a list of Gram matrices, one per kernel
+        (MKLpy's convention).
 """,
     "shared_scale": """\
     shared_scale : float > 0, default=1.0
@@ -91,18 +91,18 @@ PARAMETER_DOCS = {
         Half-width of the insensitive tube.
 """,
     "threshold": """\
-    threshold : float in (0, 1), default=0.5
-        The posterior above which an edge is in ``adjacency_`` (1/2: the edges more likely
-        present than absent), among the edges with evidence above round-off (see the
-        module notes).
+    threshold : "auto" or float in (0, 1), default="auto"
+        Which edges with evidence above round-off are in ``adjacency_``: ``"auto"`` cuts the
+        evidence at its widest gap (:func:`~medmtl.med.graphical.widest_gap_cut`, see the
+        module notes), with no margin set by hand; a number is the posterior above which an
+        edge is kept (``0.5``: the edges more likely present than absent, at ``alpha = 1``
+        every edge with any evidence).
 """,
     "method": """\
     method : str, default="auto"
-        The solution method of :func:`medmtl.med.solvers.solve`: ``"auto"`` (``"cd"`` or
-        Newton, whichever is faster for the dual), ``"newton"`` (projected Newton with SMO
-        subproblems), ``"cd"`` (coordinate steps in feature space, for linear and feature
-        models), ``"ssnal"`` (semismooth Newton in the weights), ``"bound"`` (Algorithm 1),
-        ``"direct"`` (CVXPY, exponential cone), or any registered method.
+        The name of a registered solution method (``medmtl.med.solvers.METHODS``; the docs'
+        methods page, generated from that registry, describes each); ``"auto"`` chooses one
+        for the dual (:func:`medmtl.med.solvers.choose_method`).
 """,
     "solver": """\
     solver : str, optional

@@ -30,7 +30,7 @@ from .._validation import (
     refuse_task_lists_from_sklearn,
     rows_of_tasks,
 )
-from ._kernel_spec import with_row_index
+from ._kernel_spec import stack_grams, with_row_index
 
 __all__ = ["TrainingData", "TaskInputs", "training_data", "prediction_inputs", "refuse_unreal", "owned",
            "task_rows", "refuse_unrouted_tasks"]
@@ -124,7 +124,8 @@ class TrainingData:
     weights: list = None
 
 
-def training_data(estimator, X, y, tasks, *, target_kind, precomputed, lists, sample_weight=None):
+def training_data(estimator, X, y, tasks, *, target_kind, precomputed, lists, sample_weight=None,
+                  gram_list=False):
     """The door at fit: ``X``, ``y`` (and ``tasks``, ``sample_weight``) checked into
     :class:`TrainingData`.
 
@@ -142,8 +143,13 @@ def training_data(estimator, X, y, tasks, *, target_kind, precomputed, lists, sa
         Whether the estimator takes per-task lists (the multi-task estimators).
     sample_weight : array-like of shape (n_samples,), or list of them, optional
         A weight >= 0 per example (per-task lists: one array per task).
+    gram_list : bool, default=False
+        ``X`` is a list of Gram matrices, one per kernel (``kernels="precomputed"``), of all
+        rows stacked; they are checked and put side by side (:func:`stack_grams`) first.
     """
-    if lists and is_task_list(X):
+    if gram_list:
+        X = stack_grams(X)
+    elif lists and is_task_list(X):
         Xs = check_lists(estimator, "fit", X, tasks, y)
         estimator.n_features_in_ = Xs[0].shape[1]
         target, targets = target_kind.encode_lists(Xs, y)
@@ -159,10 +165,10 @@ def training_data(estimator, X, y, tasks, *, target_kind, precomputed, lists, sa
         X = canonical_sparse(X)
     labels, rows = check_tasks(tasks, X.shape[0])
     target, targets = target_kind.encode_stacked(y, rows, labels)
-    if precomputed:
-        if X.shape[0] != X.shape[1]:
-            raise ValueError(f"kernel='precomputed' needs the square Gram matrix of the training examples; "
-                             f"X has shape {X.shape}")
+    if precomputed and X.shape[0] != X.shape[1]:
+        raise ValueError(f"kernel='precomputed' needs the square Gram matrix of the training examples; "
+                         f"X has shape {X.shape}")
+    if precomputed or gram_list:
         X = with_row_index(X, np.arange(X.shape[0]))
     weights = None
     if sample_weight is not None:
@@ -276,7 +282,7 @@ class TaskInputs:
         return [y[self.rows[m]] for m, _ in self.present()]
 
 
-def prediction_inputs(estimator, method, X, tasks, *, lists):
+def prediction_inputs(estimator, method, X, tasks, *, lists, grams=None):
     """The door after fit: ``X`` (and ``tasks``) checked into :class:`TaskInputs`.
 
     Parameters
@@ -288,8 +294,14 @@ def prediction_inputs(estimator, method, X, tasks, *, lists):
         As the method takes them.
     lists : bool
         Whether the estimator takes per-task lists.
+    grams : tuple of int, optional
+        ``(n_kernels, n_train)`` of a model fitted on a list of Gram matrices
+        (``kernels="precomputed"``): ``X`` is then such a list, against the training rows.
     """
-    if lists and is_task_list(X):
+    if grams is not None:
+        check_is_fitted(estimator)
+        X = stack_grams(X, n_train=grams[1], n_kernels=grams[0])
+    elif lists and is_task_list(X):
         return TaskInputs(check_lists(estimator, method, X, tasks))
     check_is_fitted(estimator)
     refuse_unreal(X, "X")

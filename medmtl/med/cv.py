@@ -21,6 +21,7 @@ estimator hands each fold its share.
 from __future__ import annotations
 
 import time
+from functools import wraps
 from numbers import Integral
 
 import numpy as np
@@ -37,7 +38,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._params import Checked, Interval, validate_params
 from .._validation import is_task_list
 from ..model_selection import TaskStratifiedKFold, make_task_scorer, mean_auc_scorer, stack_tasks
-from ._estimator_base import BinaryClassifierMixin
+from ._estimator_base import BinaryClassifierMixin, MultiTaskMethods, SingleTaskMethods
+from ._feature_support import FeatureSupport
 from ._parameters import shared_docs
 from ._task_inputs import refuse_unrouted_tasks
 from .estimators import (AdaptivePoolingClassifier, MEDClassifier, MEDRegressor, MultiTaskMEDClassifier,
@@ -62,7 +64,7 @@ _TASK_SCORERS = {
 _MEAN_R2 = _TASK_SCORERS["r2"]
 
 # the refit model's fitted attributes the CV estimator shows as its own
-_SHOWN = ("classes_", "coef_", "intercept_", "switch_posterior_", "dual_coef_", "dual_", "learned_kernel_",
+_SHOWN = ("classes_", "coef_", "intercept_", "switch_posterior_", "dual_coef_", "dual_", "kernel_weights_", "learned_kernel_",
           "learned_metric_", "objective_", "n_iter_", "solver_status_", "method_used_", "solver_info_", "tasks_",
           "n_tasks_", "n_features_in_", "feature_names_in_")
 
@@ -131,9 +133,38 @@ def _walk(Cs, alphas):
     return points, np.array(index)
 
 
+def _by_refit_model(host, name, check=None):
+    """The CV estimators' method ``name``: the refit model's (``best_estimator_``) method.
+
+    It takes the signature and the documentation of ``host``'s method ``name`` (the
+    estimators' methods), and exists where ``check`` holds (by default, where ``host``'s
+    method does).
+    """
+    own = vars(host)[name]
+    check = check or getattr(own, "check", None)
+    own = getattr(own, "fn", own)  # the function under available_if
+
+    @wraps(own)
+    def method(self, *args, **kwargs):
+        return getattr(self._refitted(name), name)(*args, **kwargs)
+
+    summary, _, sections = own.__doc__.partition("\n\n")
+    indent = sections[:len(sections) - len(sections.lstrip(" "))]
+    method.__doc__ = f"{summary}\n\n{indent}That of the refit model, ``best_estimator_.{name}``.\n\n{sections}"
+    return method if check is None else available_if(check)(method)
+
+
+def _cv_docs(cls):
+    """:func:`~medmtl.med._parameters.shared_docs` for a CV estimator, whose docstring's line
+    ``{cv_attributes}`` stands for its whole Attributes section."""
+    cls.__doc__ = cls.__doc__.replace("    {cv_attributes}\n", "    Attributes\n    ----------\n    {cv_attributes}\n")
+    return shared_docs(cls)
+
+
 class _MEDCV(BaseEstimator):
     """The search shared by the CV estimators: a subclass names its estimator (``_estimator``)
-    and takes its public methods from :class:`_SingleTaskCV` or :class:`_MultiTaskCV`."""
+    and takes its public methods from :class:`_SingleTaskCV` or :class:`_MultiTaskCV`; the
+    methods that ask the refit model only are the estimators' own (:func:`_by_refit_model`)."""
 
     _estimator = None
     _CV_NAMES = tuple(CV_PARAMETERS)
@@ -244,50 +275,12 @@ class _MEDCV(BaseEstimator):
         check_is_fitted(self)
         if not hasattr(self, "best_estimator_"):
             raise AttributeError(f"{type(self).__name__} was fitted with refit=False: it has scores "
-                                 f"(cv_results_) but no model to {method} with")
+                                 f"(cv_results_) but no refit model to call {method} on")
         return self.best_estimator_
 
-    @available_if(lambda est: getattr(est, "selection", None) in ("features", "kernels"))
-    def get_support(self, indices=False):
-        """The switches the refit model selects (see its ``get_support``).
-
-        Parameters
-        ----------
-        indices : bool, default=False
-
-        Returns
-        -------
-        ndarray of bool of shape (n_switches,), or ndarray of int
-        """
-        return self._refitted("select").get_support(indices)
-
-    @available_if(lambda est: getattr(est, "selection", None) == "features")
-    def transform(self, X):
-        """The features of ``X`` the refit model selects.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray or CSR matrix of shape (n_samples, n_selected)
-        """
-        return self._refitted("transform").transform(X)
-
-    @available_if(lambda est: getattr(est, "selection", None) == "features")
-    def get_feature_names_out(self, input_features=None):
-        """The names of the features the refit model selects.
-
-        Parameters
-        ----------
-        input_features : array-like of str, optional
-
-        Returns
-        -------
-        ndarray of str
-        """
-        return self._refitted("name features").get_feature_names_out(input_features)
+    get_support = _by_refit_model(FeatureSupport, "get_support")
+    transform = _by_refit_model(FeatureSupport, "transform")
+    get_feature_names_out = _by_refit_model(FeatureSupport, "get_feature_names_out")
 
 
 def _is_classifier(estimator):
@@ -313,32 +306,8 @@ class _SingleTaskCV:
         """
         return self._search(X, y, None, sample_weight)
 
-    def predict(self, X):
-        """The refit model's predictions.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        return self._refitted("predict").predict(X)
-
-    @available_if(_is_classifier)
-    def decision_function(self, X):
-        """The refit model's decision values.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        return self._refitted("decision_function").decision_function(X)
+    predict = _by_refit_model(SingleTaskMethods, "predict")
+    decision_function = _by_refit_model(SingleTaskMethods, "decision_function", _is_classifier)
 
     def score(self, X, y):
         """The refit model's score by ``scoring`` (ROC AUC or R^2 by default).
@@ -359,10 +328,9 @@ class _MultiTaskCV:
     """``fit``, ``predict``, ``decision_function`` and ``score`` of a multi-task CV estimator,
     taking either form of the inputs (stacked with ``tasks``, or per-task lists)."""
 
-    __metadata_request__fit = {"tasks": True}
-    __metadata_request__predict = {"tasks": True}
-    __metadata_request__score = {"tasks": True}
-    __metadata_request__decision_function = {"tasks": True}
+    # tasks is requested by every method, as by the estimators (MultiTaskMethods)
+    __metadata_request__fit = __metadata_request__predict = __metadata_request__score = \
+        __metadata_request__decision_function = {"tasks": True}
 
     def fit(self, X, y, tasks=None, sample_weight=None):
         """Score every ``(C, alpha)`` of the grid over folds within tasks; refit the best.
@@ -385,34 +353,8 @@ class _MultiTaskCV:
             refuse_unrouted_tasks(type(self).__name__)
         return self._search(X, y, tasks, sample_weight)
 
-    def predict(self, X, tasks=None):
-        """The refit model's predictions, each row by its task.
-
-        Parameters
-        ----------
-        X, tasks
-            As the estimator's ``predict`` takes them.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,), or list
-        """
-        return self._refitted("predict").predict(X, tasks=tasks)
-
-    @available_if(_is_classifier)
-    def decision_function(self, X, tasks=None):
-        """The refit model's decision values, each row by its task.
-
-        Parameters
-        ----------
-        X, tasks
-            As the estimator's ``decision_function`` takes them.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,), or list
-        """
-        return self._refitted("decision_function").decision_function(X, tasks=tasks)
+    predict = _by_refit_model(MultiTaskMethods, "predict")
+    decision_function = _by_refit_model(MultiTaskMethods, "decision_function", _is_classifier)
 
     def score(self, X, y, tasks=None):
         """The refit model's score by ``scoring`` (mean AUC or mean R^2 over tasks by default).
@@ -433,7 +375,7 @@ class _MultiTaskCV:
         return float(self.scorer_(model, X, y, tasks=tasks))
 
 
-@shared_docs
+@_cv_docs
 class MEDClassifierCV(_SingleTaskCV, BinaryClassifierMixin, _MEDCV):
     """:class:`~medmtl.med.MEDClassifier` with ``C`` and ``alpha`` chosen by cross-validation.
 
@@ -442,12 +384,12 @@ class MEDClassifierCV(_SingleTaskCV, BinaryClassifierMixin, _MEDCV):
 
     {parameters}
 
-    Attributes
-    ----------
     {cv_attributes}
 
     Examples
     --------
+    Feature selection on one task with string labels:
+
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(60, 4))
@@ -467,21 +409,20 @@ class MEDClassifierCV(_SingleTaskCV, BinaryClassifierMixin, _MEDCV):
         self._set_init_params(locals())
 
 
-@shared_docs
+@_cv_docs
 class MEDRegressorCV(_SingleTaskCV, RegressorMixin, _MEDCV):
     """:class:`~medmtl.med.MEDRegressor` with ``C`` and ``alpha`` chosen by cross-validation.
 
     {parameters}
 
-    Attributes
-    ----------
     {cv_attributes}
 
     Examples
     --------
+    A target twice the second feature:
+
     >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(40, 3))
+    >>> X = np.random.default_rng(0).normal(size=(40, 3))
     >>> reg = MEDRegressorCV(selection="features", Cs=[1.0, 10.0], alphas=[1.0], epsilon=0.05, cv=3)
     >>> bool(reg.fit(X, 2 * X[:, 1]).score(X, 2 * X[:, 1]) > 0.99)
     True
@@ -495,7 +436,7 @@ class MEDRegressorCV(_SingleTaskCV, RegressorMixin, _MEDCV):
         self._set_init_params(locals())
 
 
-@shared_docs
+@_cv_docs
 class MultiTaskMEDClassifierCV(_MultiTaskCV, BinaryClassifierMixin, _MEDCV):
     """:class:`~medmtl.med.MultiTaskMEDClassifier` with ``C`` and ``alpha`` chosen by
     cross-validation within tasks.
@@ -507,16 +448,16 @@ class MultiTaskMEDClassifierCV(_MultiTaskCV, BinaryClassifierMixin, _MEDCV):
 
     {parameters}
 
-    Attributes
-    ----------
     {cv_attributes}
 
     Examples
     --------
+    Three tasks stacked, the task of each row in ``tasks``:
+
     >>> import numpy as np
+    >>> tasks = np.repeat(["a", "b", "c"], 30)
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(90, 4))
-    >>> tasks = np.repeat(["a", "b", "c"], 30)
     >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=90) > 0, 1, 0)
     >>> clf = MultiTaskMEDClassifierCV(Cs=[0.1, 1.0], alphas=[1.0, 10.0], cv=3).fit(X, y, tasks=tasks)
     >>> clf.cv_results_["rank_test_score"].shape, int(np.argmax(clf.switch_posterior_))
@@ -533,22 +474,21 @@ class MultiTaskMEDClassifierCV(_MultiTaskCV, BinaryClassifierMixin, _MEDCV):
         self._set_init_params(locals())
 
 
-@shared_docs
+@_cv_docs
 class MultiTaskMEDRegressorCV(_MultiTaskCV, RegressorMixin, _MEDCV):
     """:class:`~medmtl.med.MultiTaskMEDRegressor` with ``C`` and ``alpha`` chosen by
     cross-validation within tasks (mean R^2 over tasks by default).
 
     {parameters}
 
-    Attributes
-    ----------
     {cv_attributes}
 
     Examples
     --------
+    Two tasks as per-task lists:
+
     >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> Xs = [rng.normal(size=(20, 3)) for _ in range(2)]
+    >>> Xs = list(np.random.default_rng(0).normal(size=(2, 20, 3)))
     >>> ys = [2 * X[:, 1] for X in Xs]
     >>> reg = MultiTaskMEDRegressorCV(Cs=[1.0, 10.0], alphas=[1.0], epsilon=0.01, cv=3).fit(Xs, ys)
     >>> reg.best_params_["C"]
@@ -563,19 +503,19 @@ class MultiTaskMEDRegressorCV(_MultiTaskCV, RegressorMixin, _MEDCV):
         self._set_init_params(locals())
 
 
-@shared_docs
+@_cv_docs
 class AdaptivePoolingClassifierCV(_MultiTaskCV, BinaryClassifierMixin, _MEDCV):
     """:class:`~medmtl.med.AdaptivePoolingClassifier` with ``C`` and ``alpha`` (how much the
     tasks pool) chosen by cross-validation within tasks (mean AUC over tasks by default).
 
     {parameters}
 
-    Attributes
-    ----------
     {cv_attributes}
 
     Examples
     --------
+    Three tasks whose boundaries tilt a little more from one task to the next:
+
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> Xs = [rng.normal(size=(24, 2)) for _ in range(3)]

@@ -5,6 +5,8 @@
 * :class:`MultiTaskMEDClassifier`, :class:`MultiTaskMEDRegressor` - meta feature / kernel
   selection: one switch vector shared by all tasks, each task its own weights and bias.
 * :class:`AdaptivePoolingClassifier` - each task mixes a switched own model with a shared one.
+* :class:`TaskClassifier` - one task of a fitted multi-task classifier, as a single-task
+  classifier (e.g. to calibrate each task's probabilities).
 
 All five share one fit path (:mod:`medmtl.med._estimator_base`): a single-task estimator
 is the multi-task one with M = 1. Each is composed of a model kind
@@ -14,12 +16,15 @@ the start of ``fit`` (:mod:`medmtl.med._parameters`, which also documents them o
 Kernels are spelt as :class:`sklearn.svm.SVC` spells them (``kernel="rbf",
 gamma="scale"``, ...), with its defaults. The multi-task estimators take one stacked ``X`` with the task of each row in
 ``tasks`` (the form scikit-learn's model selection splits within tasks; see
-:mod:`medmtl.model_selection`), or per-task lists.
+:mod:`medmtl.model_selection`), or per-task lists. Kernel selection also takes the kernels
+as a list of precomputed Gram matrices (``kernels="precomputed"``, MKLpy's convention).
 """
 
 from __future__ import annotations
 
-from sklearn.base import RegressorMixin
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
 
 from ._estimator_base import BinaryClassifierMixin, MEDEstimator, MultiTaskMethods, SingleTaskMethods
 from ._model_kinds import AdaptivePooling, SwitchedKernels
@@ -33,15 +38,43 @@ from ._parameters import (
 )
 from ._targets import BinaryLabels, RealTargets
 
+_KERNEL_LISTS_DOC = """\
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        Only for ``selection="kernels"``: the weights of the learned kernel
+        ``sum_d s_d k_d`` normalised to sum to 1, ``switch_posterior_ /
+        switch_posterior_.sum()`` (non-negative; one set for the model, shared by all its
+        tasks as the switches are).
+
+    Notes
+    -----
+    With ``selection="kernels"`` and ``kernels="precomputed"`` the inputs are the kernels
+    themselves, as MKLpy takes them: ``X`` is a list of Gram matrices, one per kernel of the
+    bank, each of shape (n_samples, n_samples) at fit (the kernel values between the
+    training rows; for several tasks, of all rows stacked, with ``tasks=`` giving each row's
+    task) and (n_new, n_samples) at prediction (between the new and the training rows). The model is
+    the one fitted on the inputs with the bank of kernels that made the matrices. The list's
+    shapes are checked before anything is solved, and the caller's matrices are not changed.
+"""
+
+
+def _kernel_lists_doc(cls):
+    """Put the description of ``kernel_weights_`` and of kernel-list inputs in place of the
+    line ``{kernel_lists}`` of the class's docstring."""
+    cls.__doc__ = cls.__doc__.replace("    {kernel_lists}\n", _KERNEL_LISTS_DOC)
+    return cls
+
+
 __all__ = [
     "MEDClassifier",
     "MEDRegressor",
     "MultiTaskMEDClassifier",
     "MultiTaskMEDRegressor",
     "AdaptivePoolingClassifier",
+    "TaskClassifier",
 ]
 
 
+@_kernel_lists_doc
 @shared_docs
 class MEDClassifier(SingleTaskMethods, BinaryClassifierMixin, MEDEstimator):
     """Binary MED classifier: SVM, feature selection or kernel selection (JMLR Sections 5-7).
@@ -55,6 +88,7 @@ class MEDClassifier(SingleTaskMethods, BinaryClassifierMixin, MEDEstimator):
     dual_coef_ : ndarray of shape (n_samples,)
         The multipliers ``lam`` (not multiplied by the labels).
     {switched}
+    {kernel_lists}
 
     Examples
     --------
@@ -74,6 +108,13 @@ class MEDClassifier(SingleTaskMethods, BinaryClassifierMixin, MEDEstimator):
     >>> svc = SVC(kernel="rbf", C=10.0, tol=1e-10).fit(X, y)
     >>> bool(np.allclose(med.decision_function(X), svc.decision_function(X), atol=1e-6))
     True
+
+    Kernel selection from a list of Gram matrices, one per kernel:
+
+    >>> grams = [X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))]
+    >>> mkl = MEDClassifier(selection="kernels", kernels="precomputed", C=10.0).fit(grams, y)
+    >>> mkl.predict(grams).tolist(), float(mkl.kernel_weights_.sum())
+    (['b', 'b', 'a', 'a'], 1.0)
     """
 
     _parameter_constraints = {**SELECTION_PARAMETERS, **PRIOR_PARAMETERS, **SOLVE_PARAMETERS}
@@ -85,6 +126,7 @@ class MEDClassifier(SingleTaskMethods, BinaryClassifierMixin, MEDEstimator):
         self._set_init_params(locals())
 
 
+@_kernel_lists_doc
 @shared_docs
 class MEDRegressor(SingleTaskMethods, RegressorMixin, MEDEstimator):
     """MED epsilon-insensitive regression: SVR, feature or kernel selection (JMLR Section 9).
@@ -99,6 +141,7 @@ class MEDRegressor(SingleTaskMethods, RegressorMixin, MEDEstimator):
     dual_coef_ : ndarray of shape (2, n_samples)
         Row 0 holds ``lam``, row 1 ``lam*``.
     {switched}
+    {kernel_lists}
 
     Examples
     --------
@@ -120,6 +163,7 @@ class MEDRegressor(SingleTaskMethods, RegressorMixin, MEDEstimator):
         self._set_init_params(locals())
 
 
+@_kernel_lists_doc
 @shared_docs
 class MultiTaskMEDClassifier(MultiTaskMethods, BinaryClassifierMixin, MEDEstimator):
     """Multi-task ("meta") MED feature or kernel selection for M binary tasks (JMLR Sections 6-7).
@@ -137,6 +181,7 @@ class MultiTaskMEDClassifier(MultiTaskMethods, BinaryClassifierMixin, MEDEstimat
     {task_classes}
     {switched_tasks}
     {tasks}
+    {kernel_lists}
 
     Examples
     --------
@@ -167,6 +212,7 @@ class MultiTaskMEDClassifier(MultiTaskMethods, BinaryClassifierMixin, MEDEstimat
         self._set_init_params(locals())
 
 
+@_kernel_lists_doc
 @shared_docs
 class MultiTaskMEDRegressor(MultiTaskMethods, RegressorMixin, MEDEstimator):
     """Multi-task MED feature or kernel selection for epsilon-insensitive regression (JMLR Section 9).
@@ -183,6 +229,7 @@ class MultiTaskMEDRegressor(MultiTaskMethods, RegressorMixin, MEDEstimator):
         Row 0 ``lam``, row 1 ``lam*``, tasks stacked in the order of ``tasks_``.
     {switched_tasks}
     {tasks}
+    {kernel_lists}
 
     Examples
     --------
@@ -249,3 +296,96 @@ class AdaptivePoolingClassifier(MultiTaskMethods, BinaryClassifierMixin, MEDEsti
                  alpha=None, rho=None, C=1.0, method="auto", solver=None, max_iter=None, tol=None,
                  solver_options=None, warm_start=False):
         self._set_init_params(locals())
+
+
+class TaskClassifier(ClassifierMixin, BaseEstimator):
+    """One task of a fitted multi-task MED classifier, as a fitted single-task classifier.
+
+    scikit-learn's tools for one binary classifier, such as
+    :class:`~sklearn.calibration.CalibratedClassifierCV` around a
+    :class:`~sklearn.frozen.FrozenEstimator`, take it: its ``decision_function(X)`` is the
+    multi-task model's for the rows of ``X``, all of task ``task``, and its ``classes_`` are
+    that task's labels. It is fitted when ``estimator`` is; its :meth:`fit` fits nothing.
+
+    Parameters
+    ----------
+    estimator : MultiTaskMEDClassifier or AdaptivePoolingClassifier
+        A fitted multi-task classifier.
+    task : int or str
+        One of ``estimator.tasks_``.
+
+    Examples
+    --------
+    Platt scaling of one task on held-out rows of it:
+
+    >>> import numpy as np
+    >>> from sklearn.calibration import CalibratedClassifierCV
+    >>> from sklearn.frozen import FrozenEstimator
+    >>> rng = np.random.default_rng(0)
+    >>> X, tasks = rng.normal(size=(120, 3)), np.repeat(["a", "b"], 60)
+    >>> y = np.where(X[:, 0] + 0.5 * rng.normal(size=120) > 0, 1, 0)
+    >>> model = MultiTaskMEDClassifier(alpha=1.0).fit(X[::2], y[::2], tasks=tasks[::2])
+    >>> held_out = (tasks == "a") & (np.arange(120) % 2 == 1)
+    >>> task_a = CalibratedClassifierCV(FrozenEstimator(TaskClassifier(model, "a")), method="sigmoid")
+    >>> proba = task_a.fit(X[held_out], y[held_out]).predict_proba(X[held_out])
+    >>> proba.shape, bool(np.allclose(proba.sum(axis=1), 1.0))
+    ((30, 2), True)
+    """
+
+    def __init__(self, estimator, task):
+        self.estimator = estimator
+        self.task = task
+
+    def __sklearn_is_fitted__(self):
+        check_is_fitted(self.estimator)
+        return True
+
+    def _position(self):
+        """The task's place in ``estimator.tasks_``."""
+        check_is_fitted(self.estimator)
+        where = np.flatnonzero(np.asarray(self.estimator.tasks_) == self.task)
+        if where.size != 1:
+            raise ValueError(f"task {self.task!r} is not one of the fitted tasks {self.estimator.tasks_.tolist()}")
+        return int(where[0])
+
+    @property
+    def classes_(self):
+        """The task's two labels; the second is the positive class."""
+        classes = self.estimator.classes_
+        return classes[self._position()] if isinstance(classes, list) else classes
+
+    def fit(self, X=None, y=None):
+        """Nothing to fit: the view is as fitted as its estimator.
+
+        Parameters
+        ----------
+        X, y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._position()
+        return self
+
+    def _tasks(self, X):
+        self._position()
+        return np.full(np.shape(X)[0], self.task, dtype=np.asarray(self.estimator.tasks_).dtype)
+
+    def decision_function(self, X):
+        """The task's decision values; positive predicts ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Rows of the task.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self.estimator.decision_function(X, tasks=self._tasks(X))
+
+    def predict(self, X):
+        """The task's predicted labels (:meth:`decision_function`'s ``X``; one label per row)."""
+        return self.estimator.predict(X, tasks=self._tasks(X))

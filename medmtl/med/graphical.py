@@ -22,20 +22,42 @@ solver's KKT tolerance: evidence within it of 0 is a tie with the prior (the pos
 the prior exactly, never an edge), and evidence values within it of each other are one
 value (:func:`snap_ties`), so every method gives the same graph and the same ranking of the
 edges.
+
+**The edge rule.** At ``alpha = 1`` every edge with any evidence has a posterior above 1/2,
+and the data give every pair of nodes some evidence by chance: the posterior alone does not
+say where chance ends. By default (``threshold="auto"``) the edges are split where the data
+split them, with no margin set by hand: :func:`widest_gap_cut` sorts the edges by the size
+of their pair of weights, ``sqrt(q_md)`` (``q`` is a sum of two squared weights, so its
+square root is on the weights' own linear scale), with the prior's 0 among the values, and
+cuts at the widest gap between neighbours. Edges whose evidence is chance cluster near 0;
+an edge of the graph moves both of its nodes' weights by an amount that grows with the
+coupling and the number of samples, so where the graph stands out of the noise the widest
+empty interval is the one between the two groups, and the cut follows the scale of the
+evidence (which changes with the number of nodes, the samples and ``C``) instead of a
+fixed margin. It fails, as any one cut must, where the weakest true edge has less evidence
+than the strongest chance one; it also fails where the true edges' evidence is spread more
+widely than it stands above the noise (a gap among the true edges is then the widest),
+for instance a true edge much weaker than the others when all chance evidence is 0.
+``benchmarks/ising_edge_rule.py`` counts how often it gives a random graph exactly, against
+the posterior threshold 1/2 and a hand-set margin. A number in ``(0, 1)`` is the posterior
+threshold instead (``0.5`` with ``alpha = 1``: every edge with evidence above round-off).
 """
 
 from __future__ import annotations
+
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._params import Interval, Options
 from ._estimator_base import _KKT_TOL, _TIE_FACTOR, MEDBase, Problem
-from ._parameters import PRIOR_PARAMETERS, SOLVE_PARAMETERS, THRESHOLD_PARAMETER, shared_docs
+from ._parameters import PRIOR_PARAMETERS, SOLVE_PARAMETERS, shared_docs
 from .bound import switch_posterior
 from .builders import edge_pairs, ising_structure_dual
 
-__all__ = ["MEDGraphicalModel", "as_spins", "snap_ties"]
+__all__ = ["MEDGraphicalModel", "as_spins", "snap_ties", "widest_gap_cut"]
 
 
 def as_spins(X, coding=None, name="X"):
@@ -112,6 +134,56 @@ def snap_ties(evidence, tol):
     return out
 
 
+def widest_gap_cut(evidence, tol=0.0):
+    """The evidence above which an edge is in the graph by the widest-gap rule.
+
+    The values ``sqrt(q)`` of the edges, with the prior's 0 among them, are sorted; the cut
+    is the middle of the widest gap between neighbours (the lowest of the gaps within
+    ``tol`` of the widest, so that round-off cannot choose between them), returned on the
+    scale of ``q``. See the module notes for why the gap and why ``sqrt(q)``.
+
+    Parameters
+    ----------
+    evidence : ndarray of shape (n_edges,)
+        ``q`` per edge, >= 0, with round-off already taken out (:func:`snap_ties`).
+    tol : float, default=0.0
+        Gaps within ``tol`` of the widest count as equally wide.
+
+    Returns
+    -------
+    float
+        The cut: the edges with evidence above it are the graph; ``inf`` when no edge has
+        any evidence.
+
+    Examples
+    --------
+    Chance evidence up to 0.016, the weakest true edge at 0.24:
+
+    >>> q = np.array([0.0, 0.003, 0.016, 0.24, 0.57, 1.1, 1.5])
+    >>> cut = widest_gap_cut(q)
+    >>> round(cut, 3), (q > cut).tolist()
+    (0.095, [False, False, False, True, True, True, True])
+    >>> widest_gap_cut(np.zeros(3))
+    inf
+    """
+    r = np.unique(np.sqrt(np.append(np.asarray(evidence, dtype=float), 0.0)))
+    if r.size < 2:
+        return np.inf
+    gaps = np.diff(r)
+    k = int(np.flatnonzero(gaps >= gaps.max() - tol)[0])
+    return float(((r[k] + r[k + 1]) / 2.0) ** 2)
+
+
+def _edge_rule(evidence, threshold, alpha, tol):
+    """``(evidence_cut_, threshold_)``: the evidence an edge must exceed and the posterior
+    there, by the widest gap (``threshold="auto"``) or from a posterior threshold."""
+    if threshold == "auto":
+        cut = widest_gap_cut(evidence, tol)
+        return cut, float(switch_posterior(np.array([cut]), alpha)[0]) if alpha > 0 else 1.0
+    cut = np.log(alpha * threshold / (1.0 - threshold)) if alpha > 0 else -np.inf
+    return float(cut), float(threshold)
+
+
 def _symmetric(edges, values, n_nodes):
     """The ``(n_nodes, n_nodes)`` symmetric matrix with ``values`` on ``edges``, zero diagonal."""
     P = np.zeros((n_nodes, n_nodes))
@@ -142,7 +214,14 @@ class MEDGraphicalModel(MEDBase):
         ``q_md``, the log-odds by which the data move each edge above the prior (0 where
         that is round-off): symmetric, zero diagonal.
     adjacency_ : ndarray of bool, shape (n_nodes, n_nodes)
-        The edges with evidence above round-off whose posterior is above ``threshold``.
+        The edges with evidence above round-off and above ``evidence_cut_`` (whose
+        posterior is above ``threshold_``).
+    evidence_cut_ : float
+        The evidence ``q`` an edge must exceed: :func:`widest_gap_cut` for
+        ``threshold="auto"``, else ``log(alpha * threshold / (1 - threshold))``, where the
+        posterior crosses ``threshold``.
+    threshold_ : float
+        The posterior at ``evidence_cut_`` (``threshold`` itself when it is a number).
     tie_tol_ : float
         The evidence at or below which an edge is a tie with the prior: ten times the KKT
         tolerance of the solve (the method's ``kkt_tol``, ``1e-6`` by default).
@@ -177,9 +256,10 @@ class MEDGraphicalModel(MEDBase):
     True
     """
 
-    _parameter_constraints = {**PRIOR_PARAMETERS, **THRESHOLD_PARAMETER, **SOLVE_PARAMETERS}
+    _parameter_constraints = {**PRIOR_PARAMETERS, **SOLVE_PARAMETERS,
+                              "threshold": [Options("auto"), Interval(Real, 0, 1, closed="neither")]}
 
-    def __init__(self, alpha=None, rho=None, C=1.0, threshold=0.5, method="auto", solver=None,
+    def __init__(self, alpha=None, rho=None, C=1.0, threshold="auto", method="auto", solver=None,
                  max_iter=None, tol=None, solver_options=None, warm_start=False):
         self._set_init_params(locals())
 
@@ -232,7 +312,11 @@ class MEDGraphicalModel(MEDBase):
             self.switch_posterior_ = switch_posterior(evidence, params["alpha"])
         self.edge_evidence_ = _symmetric(self.edges_, evidence, N)
         self.edge_posterior_ = _symmetric(self.edges_, self.switch_posterior_, N)
-        self.adjacency_ = (self.edge_evidence_ > 0) & (self.edge_posterior_ > params["threshold"])
+        self.evidence_cut_, self.threshold_ = _edge_rule(evidence, params["threshold"], params["alpha"],
+                                                         self.tie_tol_)
+        above = (self.edge_evidence_ > self.evidence_cut_ if params["threshold"] == "auto"
+                 else self.edge_posterior_ > self.threshold_)
+        self.adjacency_ = (self.edge_evidence_ > 0) & above
         self.coef_ = self.edge_posterior_ * U
         self.dual_coef_ = lam.reshape(N, T).copy()
 

@@ -13,8 +13,10 @@ crash or a silently wrong answer:
   scikit-learn's contract (``feature_names_in_``) for DataFrames, per-task lists and single
   rows included;
 - binary labels: :func:`binary_classes`, :func:`encode_labels` and :func:`decode_labels`,
-  scikit-learn's convention (any two labels per task, the second one is the positive class);
-- scale: :func:`check_row_scale` for the learners whose decisions depend on the scale.
+  scikit-learn's convention (any two labels per task, the second one is the positive class).
+
+The scale of the inputs, for the learners whose decisions depend on it, is checked with the
+norms it is measured by (:func:`medmtl.online.scaling.check_row_scale`).
 """
 
 from __future__ import annotations
@@ -27,21 +29,15 @@ import scipy.sparse as sp
 from medmtl._validation import (Checked, Interval, InvalidParameterError, _Unsatisfied, check_labels, check_matrix,
                                 check_real_values, refuse_iterator, validate_params)
 
-__all__ = ["LARGE", "ROW_NORM_RANGE", "INFINITY", "RANDOM_STATE", "Capped", "check_params", "input_matrix",
+__all__ = ["LARGE", "INFINITY", "RANDOM_STATE", "Capped", "check_params", "input_matrix",
            "input_row", "label_array", "binary_classes", "check_known_labels", "same_classes", "encode_labels",
-           "decode_labels", "check_row_scale"]
+           "decode_labels"]
 
 # The largest finite value of a scale-like hyper-parameter (b, eta, 1 / gamma, a prior weight's
 # inverse). Keys, weights and margins are sums and products of such values with inputs of
 # norm <= 1 over at most ~1e19 updates; bounded by 1e100 each, they stay far inside the float
 # range (~1.8e308), so no intermediate overflows.
 LARGE = 1e100
-
-# Row norms a learner that is not scale-invariant accepts (zero rows aside). Its margins are
-# products of two inputs summed over its updates: within [1e-140, 1e140], a product lies in
-# [1e-280, 1e280], which leaves a factor 1e28 before an overflow (or a loss of precision to
-# subnormal numbers, where a margin's sign is no longer computed exactly).
-ROW_NORM_RANGE = (1e-140, 1e140)
 
 
 # --------------------------------------------------------------------------- parameters
@@ -406,35 +402,3 @@ def decode_labels(codes, classes):
     ['no', 'yes']
     """
     return classes[(np.asarray(codes) >= 0).astype(np.intp)]
-
-
-# -------------------------------------------------------------------------------- scale
-def check_row_scale(X, name, owner):
-    """Raise if a row's norm lies outside :data:`ROW_NORM_RANGE` (zero rows are fine).
-
-    For learners whose decisions depend on the scale of the inputs (a fixed margin scale
-    ``b``, a hinge loss): beyond the range their margins overflow the float range or lose
-    their sign to underflow, so no answer they gave would be the exact one.
-
-    Parameters
-    ----------
-    X : ndarray or CSR matrix
-    name, owner : str
-        Named in the message.
-    """
-    from medmtl.online.scaling import row_norms
-
-    low, high = ROW_NORM_RANGE
-    values = np.abs(X.data if sp.issparse(X) else np.asarray(X, dtype=np.float64))
-    values = values[values > 0]
-    # a non-zero row's norm lies between its largest |entry| and sqrt(n_features) times it
-    if values.size == 0 or values.min() >= low and values.max() * np.sqrt(X.shape[1]) <= high:
-        return
-    norms = row_norms(X if sp.issparse(X) else np.asarray(X, dtype=np.float64))
-    bad = np.flatnonzero((norms > high) | ((norms > 0) & (norms < low)))
-    if bad.size:
-        i = int(bad[0])
-        raise ValueError(f"{name} has a row (row {i}) of norm {norms[i]:.3g}: {owner} is not scale-invariant, and "
-                         f"its margins, products of inputs, would {'overflow' if norms[i] > high else 'underflow'} "
-                         f"the float range; it needs row norms within [{low:g}, {high:g}] (or zero rows). Rescale "
-                         "the inputs, for example with medmtl.online.scale_to_unit_ball")

@@ -39,14 +39,16 @@ import numpy as np
 from numba import njit
 
 from medmtl._validation import Interval, Options, check_feature_names
-from medmtl.online._checks import LARGE, RANDOM_STATE, Capped, check_row_scale
+from medmtl.online._checks import LARGE, RANDOM_STATE, Capped
 from medmtl.online.base import OneTaskLearner
 from medmtl.online.oracle import as_oracle, oracle_query, raise_query_status
 from medmtl.online.rows import add_row, as_rows
+from medmtl.online.scaling import check_row_scale
 from medmtl.online.streams import MultiTaskStream, _check_task_list
 
-__all__ = ["ActiveRounds", "ActiveLog", "ActiveLearner", "pairwise_sum", "selective_probability", "log_prediction",
-           "committee_margin", "perceptron_step", "buy_label", "reweight", "share_example"]
+__all__ = ["ActiveRounds", "ActiveLog", "ActiveLearner", "CommitteeLearner", "VARIANTS", "pairwise_sum",
+           "selective_probability", "log_prediction", "committee_margin", "learn_example", "perceptron_step",
+           "buy_label", "reweight", "share_example"]
 
 _NO_BUDGET = np.iinfo(np.int64).max
 
@@ -207,21 +209,34 @@ def committee_margin(scores, weights):
 
 
 @njit(cache=True, nogil=True)
-def perceptron_step(rows, t, W, k, label, predicted, log):
-    """``w_k += label x_t`` when ``label`` differs from the prediction.
+def learn_example(rows, t, W, m, label, log):
+    """``w_m += label x_t``: task ``m``'s perceptron takes round ``t``'s example, counted in
+    ``log.updates_per_task``.
 
     Parameters
     ----------
     rows : DenseRows or CsrRows
     t : int
     W : ndarray of shape (n_features, n_tasks)
-    k : int
-    label, predicted : int
+    m, label : int
     log : ActiveLog
     """
+    add_row(rows, t, W[:, m], float(label))
+    log.updates_per_task[m] += 1
+
+
+@njit(cache=True, nogil=True)
+def perceptron_step(rows, t, W, k, label, predicted, log):
+    """``w_k += label x_t`` when ``label`` differs from the prediction (:func:`learn_example`).
+
+    Parameters
+    ----------
+    rows, t, W, k, label, log
+        As :func:`learn_example` takes them (``k`` its ``m``).
+    predicted : int
+    """
     if label != predicted:
-        add_row(rows, t, W[:, k], float(label))
-        log.updates_per_task[k] += 1
+        learn_example(rows, t, W, k, label, log)
 
 
 @njit(cache=True, nogil=True)
@@ -306,17 +321,22 @@ def share_example(rows, t, W, scores, weights, k, y, reference, similar, log):
             continue
         differs = scores[m] < 0 if reference > 0 else scores[m] >= 0
         if differs and weights[m] >= similar:
-            add_row(rows, t, W[:, m], float(y))
-            log.updates_per_task[m] += 1
+            learn_example(rows, t, W, m, y, log)
 
+
+# "paper": the algorithm as the paper prints it; "authors-code": as the first author's public
+# code (``humble_peer.py`` in GitHub ``JingxiXu/humble-peer-amtl``) computes it.
+VARIANTS = ("paper", "authors-code")
 
 # The parameters AMLC and PEER share. ``C`` is capped where ``exp(-C)``, the smallest factor
 # of a committee update, would underflow to zero and leave a committee of zero weights.
+# ``share_on`` left at None takes its variant's value.
 COMMITTEE_PARAMETERS = {
     "b": [Capped(Real, 0, LARGE, closed="right")],
     "C": [Capped(Real, 0, 700, closed="both")],
     "share": [bool],
-    "share_on": [Options("disagreement", "mistake")],
+    "share_on": [Options(None, "disagreement", "mistake")],
+    "variant": [Options(*VARIANTS)],
 }
 
 
@@ -335,7 +355,7 @@ class ActiveLearner(OneTaskLearner):
     compiled step) and, if it predicts otherwise than with task ``k``'s own perceptron,
     ``_task_margins``; ``_n_uniforms`` is the number of uniforms a round consumes. Its
     decisions depend on the scale of the inputs (margins against a fixed ``b``), so rows
-    must have norms within :data:`~medmtl.online._checks.ROW_NORM_RANGE`.
+    must have norms within :data:`~medmtl.online.scaling.ROW_NORM_RANGE`.
 
     The fitted attributes every such learner has: ``weights_`` (n_tasks, n_features),
     ``n_queries_``, ``queries_per_task_``, ``n_updates_``, ``updates_per_task_``,
@@ -502,3 +522,30 @@ class ActiveLearner(OneTaskLearner):
     def _task_margins(self, X, task):
         """Test-time margins of task ``task``: its own perceptron."""
         return np.asarray(X @ self._W[:, task]).ravel()
+
+
+class CommitteeLearner(ActiveLearner):
+    """An active learner whose tasks weigh each other in committees (AMLC, PEER).
+
+    Row ``k`` of ``_tau`` (set by ``_start_state``) holds task ``k``'s weights of every
+    task. The learner plays one of :data:`VARIANTS`: a parameter left at ``None`` takes the
+    value its variant gives it in ``_variant_defaults`` (per variant, a dict of parameter
+    values) when the parameters are checked.
+    """
+
+    _parameter_constraints = {**ActiveLearner._parameter_constraints, **COMMITTEE_PARAMETERS}
+    _variant_defaults = {variant: {} for variant in VARIANTS}
+
+    def _check_params(self):
+        super()._check_params()
+        settings = self._settings
+        for name, value in self._variant_defaults[settings["variant"]].items():
+            if settings[name] is None:
+                settings[name] = value
+
+    @property
+    def committee_weights_(self):
+        """ndarray of shape (n_tasks, n_tasks): the committee weights ``tau`` (row ``k``, task
+        ``k``'s weights of every task)."""
+        self._check_fitted()
+        return self._tau.copy()

@@ -18,15 +18,11 @@ import numpy as np
 from numba import njit
 
 from medmtl._validation import Options
-from medmtl.online.active import (COMMITTEE_PARAMETERS, ActiveLearner, buy_label, committee_margin, log_prediction,
+from medmtl.online.active import (CommitteeLearner, buy_label, committee_margin, learn_example, log_prediction,
                                   reweight, selective_probability, share_example)
-from medmtl.online.rows import add_row, row_dots
+from medmtl.online.rows import row_dots
 
 __all__ = ["AMLC", "Committees", "amlc_asks", "amlc_rounds"]
-
-# "paper": the algorithm as the paper prints it; "authors-code": as the first author's public
-# code (``humble_peer.py`` in GitHub ``JingxiXu/humble-peer-amtl``) computes it.
-VARIANTS = ("paper", "authors-code")
 
 
 class Committees(NamedTuple):
@@ -121,17 +117,19 @@ def code_share(rows, t, W, scores, weights, k, y, reference, log):
             continue
         sign = 1 if scores[m] > 0 else -1
         if sign != reference and weights[m] >= weights[k]:
-            add_row(rows, t, W[:, m], float(y))
-            log.updates_per_task[m] += 1
+            learn_example(rows, t, W, m, y, log)
 
 
 @njit(cache=True, nogil=True)
 def amlc_rounds(committees, rows, rounds, W, port, left, log):
     """Play AMLC's rounds (Algorithm 1); updates ``W`` and the committees in place.
 
+    A round consumes one uniform: the draw that decides whether it queries.
+
     Parameters
     ----------
     committees : Committees
+        Every task's committee (row ``k`` of ``tau``, updated in place) and the settings.
     rows, rounds, W, port, left, log
         As for :func:`~medmtl.online.independent.independent_rounds`.
 
@@ -174,22 +172,7 @@ def amlc_rounds(committees, rows, rounds, W, port, left, log):
     return 0, rounds.tasks.size
 
 
-def resolve_variant(settings, defaults):
-    """Fill the parameters left at ``None`` in checked ``settings`` with their variant's values.
-
-    Parameters
-    ----------
-    settings : dict
-        The checked parameters, with ``"variant"``; updated in place.
-    defaults : dict
-        Per variant, the value of each parameter that ``None`` stands for.
-    """
-    for name, value in defaults[settings["variant"]].items():
-        if settings[name] is None:
-            settings[name] = value
-
-
-class AMLC(ActiveLearner):
+class AMLC(CommitteeLearner):
     """Active multitask learning with committees (Xu, Tang & Jebara, Algorithm 1).
 
     Every task ``k`` has a perceptron ``w_k`` and a committee: row ``k`` of the relationship
@@ -310,10 +293,8 @@ class AMLC(ActiveLearner):
     [3.0, 3.0, 3.0]
     """
 
-    _parameter_constraints = {**ActiveLearner._parameter_constraints, **COMMITTEE_PARAMETERS,
-                              "share_on": [Options(None, "disagreement", "mistake")],
-                              "confidence": [Options(None, "mean", "sum")],
-                              "variant": [Options(*VARIANTS)]}
+    _parameter_constraints = {**CommitteeLearner._parameter_constraints,
+                              "confidence": [Options(None, "mean", "sum")]}
     # What a parameter left at None means in each variant.
     _variant_defaults = {"paper": {"share_on": "disagreement", "confidence": "mean"},
                          "authors-code": {"share_on": "mistake", "confidence": "sum"}}
@@ -321,10 +302,6 @@ class AMLC(ActiveLearner):
     def __init__(self, b=1.0, C=1.0, share=True, share_on=None, confidence=None, variant="paper", budget=None,
                  random_state=None):
         self._init_params(locals())
-
-    def _check_params(self):
-        super()._check_params()
-        resolve_variant(self._settings, self._variant_defaults)
 
     def _start_state(self):
         K, s = self.n_tasks_, self._settings
@@ -345,12 +322,6 @@ class AMLC(ActiveLearner):
 
     def _asks(self, rows, task, uniforms, left):
         return amlc_asks(self._committees(), rows, 0, self._W, task, uniforms, left, np.empty(self.n_tasks_))[1]
-
-    @property
-    def committee_weights_(self):
-        """ndarray of shape (n_tasks, n_tasks): the relationship matrix ``tau``."""
-        self._check_fitted()
-        return self._tau.copy()
 
     def _task_margins(self, X, task):
         # (X W) tau_k: every task's margin, then the committee's weighted sum; cheaper than

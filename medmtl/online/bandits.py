@@ -29,11 +29,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from medmtl._validation import Interval, Options, check_feature_names, refuse_iterator
-from medmtl.online._checks import (LARGE, RANDOM_STATE, Capped, check_known_labels, check_row_scale, input_matrix,
-                                   label_array)
+from medmtl.online._checks import LARGE, RANDOM_STATE, Capped, check_known_labels, input_matrix, label_array
 from medmtl.online.multiclass import MulticlassLearner
 from medmtl.online.oracle import LabelOracle, PairFeedbackOracle, as_oracle, one_vs_one_pairs, one_vs_rest_oracle
 from medmtl.online.rows import add_row, as_rows
+from medmtl.online.scaling import check_row_scale
 from medmtl.online.shampo import RULE_PARAMETERS, check_prior, rule_values
 from medmtl.online.shampo_rounds import ZERO_FEEDBACK, UpdateRule, ask_rounds, draw_rule, play_rounds
 from medmtl.online.streams import MultiTaskStream, row_norms, scale_to_unit_ball

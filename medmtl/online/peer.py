@@ -45,12 +45,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from medmtl._validation import Options
 from medmtl.online._checks import LARGE, Capped
-from medmtl.online.active import (COMMITTEE_PARAMETERS, ActiveLearner, buy_label, committee_margin, log_prediction,
+from medmtl.online.active import (CommitteeLearner, buy_label, committee_margin, learn_example, log_prediction,
                                   perceptron_step, reweight, selective_probability, share_example)
-from medmtl.online.amlc import VARIANTS, resolve_variant
-from medmtl.online.rows import add_row, row_dot, row_dots
+from medmtl.online.rows import row_dot, row_dots
 
 __all__ = ["PEER", "PEERShare", "Peers", "peer_asks", "peer_rounds"]
 
@@ -128,8 +126,7 @@ def code_share_all(rows, t, W, scores, k, y, reference, log):
         if m == k:
             continue
         if scores[m] == 0.0 or (scores[m] > 0) != (reference > 0):
-            add_row(rows, t, W[:, m], float(y))
-            log.updates_per_task[m] += 1
+            learn_example(rows, t, W, m, y, log)
 
 
 @njit(cache=True, nogil=True)
@@ -163,8 +160,7 @@ def peer_rounds(peers, rows, rounds, W, port, left, log):
             label = 1 if peer >= 0 else -1
             if code:
                 # the authors' code adds the peers' label whether or not it differs
-                add_row(rows, t, W[:, k], float(label))
-                log.updates_per_task[k] += 1
+                learn_example(rows, t, W, k, label, log)
             else:
                 perceptron_step(rows, t, W, k, label, predicted, log)
             continue
@@ -187,7 +183,7 @@ def peer_rounds(peers, rows, rounds, W, port, left, log):
     return 0, rounds.tasks.size
 
 
-class PEER(ActiveLearner):
+class PEER(CommitteeLearner):
     """Active learning from peers (Murugesan & Carbonell, 2017, Algorithm 1).
 
     See the module notes for the algorithm and what was assumed.
@@ -265,10 +261,8 @@ class PEER(ActiveLearner):
 
     _n_uniforms = 2
 
-    _parameter_constraints = {**ActiveLearner._parameter_constraints, **COMMITTEE_PARAMETERS,
-                              "peer_b": [None, Capped(Real, 0, LARGE, closed="right")],
-                              "share_on": [Options(None, "disagreement", "mistake")],
-                              "variant": [Options(*VARIANTS)]}
+    _parameter_constraints = {**CommitteeLearner._parameter_constraints,
+                              "peer_b": [None, Capped(Real, 0, LARGE, closed="right")]}
     # What a parameter left at None means in each variant.
     _variant_defaults = {"paper": {"peer_b": 1.0, "share_on": "disagreement"},
                          "authors-code": {"peer_b": 5.0, "share_on": "mistake"}}
@@ -276,10 +270,6 @@ class PEER(ActiveLearner):
     def __init__(self, b=1.0, peer_b=None, C=1.0, share=False, share_on=None, variant="paper", budget=None,
                  random_state=None):
         self._init_params(locals())
-
-    def _check_params(self):
-        super()._check_params()
-        resolve_variant(self._settings, self._variant_defaults)
 
     def _start_state(self):
         K = self.n_tasks_
@@ -303,13 +293,6 @@ class PEER(ActiveLearner):
         """int: rounds on which the peers' label was used instead of the oracle's."""
         self._check_fitted()
         return int(self._peer_labels.sum())
-
-    @property
-    def committee_weights_(self):
-        """ndarray of shape (n_tasks, n_tasks): the peer weights ``tau``."""
-        self._check_fitted()
-        return self._tau.copy()
-
 
 class PEERShare(PEER):
     """PEER+Share: :class:`PEER` plus AMLC's data sharing after each bought label.

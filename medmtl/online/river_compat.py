@@ -34,6 +34,8 @@ try:
 except ImportError as error:  # pragma: no cover - river is installed where the tests run
     raise ImportError("medmtl.online.river_compat needs river, an optional dependency: pip install river") from error
 
+from medmtl.online.amlc import AMLC
+from medmtl.online.bandits import OneVsRestBandit
 from medmtl.online.base import OneTaskLearner, OnlineLearner
 from medmtl.online.multiclass import MulticlassLearner
 from medmtl.online.oracle import LabelOracle
@@ -127,8 +129,6 @@ class RiverClassifier(river_base.Classifier):
 
     @classmethod
     def _unit_test_params(cls):
-        from medmtl.online import AMLC, OneVsRestBandit
-
         yield {"learner": OneVsRestBandit(b=0.1, random_state=0), "classes": [False, True]}
         yield {"learner": AMLC(random_state=0), "classes": [False, True], "task": 0, "n_tasks": 1}
 

@@ -4,7 +4,9 @@
 ``"max"``: every row divided by the largest row norm); :func:`max_scaling` and
 :func:`apply_max_scaling` scale new inputs as a training matrix was. Sparse inputs stay
 sparse; the factors are exact where a power of two does the job, so rows whose norms lie far
-outside the float range's middle keep every digit.
+outside the float range's middle keep every digit. :func:`check_row_scale` refuses inputs
+whose row norms lie outside :data:`ROW_NORM_RANGE`, for the learners whose decisions depend
+on the scale.
 """
 
 from __future__ import annotations
@@ -14,7 +16,14 @@ import scipy.sparse as sp
 
 from medmtl.online._checks import input_matrix
 
-__all__ = ["row_norms", "scale_to_unit_ball", "max_scaling", "apply_max_scaling"]
+__all__ = ["row_norms", "scale_to_unit_ball", "max_scaling", "apply_max_scaling", "check_row_scale",
+           "ROW_NORM_RANGE"]
+
+# Row norms a learner that is not scale-invariant accepts (zero rows aside). Its margins are
+# products of two inputs summed over its updates: within [1e-140, 1e140], a product lies in
+# [1e-280, 1e280], which leaves a factor 1e28 before an overflow (or a loss of precision to
+# subnormal numbers, where a margin's sign is no longer computed exactly).
+ROW_NORM_RANGE = (1e-140, 1e140)
 
 
 def _canonical(X):
@@ -197,3 +206,32 @@ def _times_rows(X, factors):
         X.data = X.data * np.repeat(factors, np.diff(X.indptr))
         return X
     return X * factors[:, None]
+
+
+def check_row_scale(X, name, owner):
+    """Raise if a row's norm lies outside :data:`ROW_NORM_RANGE` (zero rows are fine).
+
+    For learners whose decisions depend on the scale of the inputs (a fixed margin scale
+    ``b``, a hinge loss): beyond the range their margins overflow the float range or lose
+    their sign to underflow, so no answer they gave would be the exact one.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix
+    name, owner : str
+        Named in the message.
+    """
+    low, high = ROW_NORM_RANGE
+    values = np.abs(X.data if sp.issparse(X) else np.asarray(X, dtype=np.float64))
+    values = values[values > 0]
+    # a non-zero row's norm lies between its largest |entry| and sqrt(n_features) times it
+    if values.size == 0 or values.min() >= low and values.max() * np.sqrt(X.shape[1]) <= high:
+        return
+    norms = row_norms(X if sp.issparse(X) else np.asarray(X, dtype=np.float64))
+    bad = np.flatnonzero((norms > high) | ((norms > 0) & (norms < low)))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{name} has a row (row {i}) of norm {norms[i]:.3g}: {owner} is not scale-invariant, and "
+                         f"its margins, products of inputs, would {'overflow' if norms[i] > high else 'underflow'} "
+                         f"the float range; it needs row norms within [{low:g}, {high:g}] (or zero rows). Rescale "
+                         "the inputs, for example with medmtl.online.scale_to_unit_ball")

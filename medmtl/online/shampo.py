@@ -19,10 +19,11 @@ import numpy as np
 from numba import njit
 
 from medmtl._validation import Checked, Interval, InvalidParameterError, Options, check_feature_names
-from medmtl.online._checks import INFINITY, LARGE, RANDOM_STATE, Capped, check_row_scale
+from medmtl.online._checks import INFINITY, LARGE, RANDOM_STATE, Capped
 from medmtl.online.base import EveryTaskLearner
 from medmtl.online.oracle import as_oracle, oracle_query, raise_query_status
 from medmtl.online.rows import add_row, as_rows, row_dot
+from medmtl.online.scaling import check_row_scale
 from medmtl.online.shampo_rounds import ZERO_FEEDBACK, UpdateRule, ask_rounds, draw_rule, play_rounds
 from medmtl.online.streams import MultiTaskStream, _check_task_list, scale_to_unit_ball
 

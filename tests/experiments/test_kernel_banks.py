@@ -29,3 +29,19 @@ def test_kernel_bank_is_scaled_to_unit_training_diagonal():
         assert np.mean([k(x[None], x[None])[0, 0] for x in X]) == pytest.approx(1.0)
     K = kernel_banks.SumKernel(bank)(X, X)
     np.testing.assert_allclose(K, sum(k(X, X) for k in bank))
+
+
+def test_bandwidth_rules_read_only_the_training_inputs():
+    rng = np.random.default_rng(2)
+    train, other = [rng.normal(3.0, 2.0, size=(8, 3))], [rng.normal(size=(5, 3))]
+    (tr, _), gammas = kernel_banks.rule_inputs("median", train, other, scales=[1.0, 2.0])
+    np.testing.assert_allclose(tr[0].mean(axis=0), 0.0, atol=1e-12)
+    m = kernel_banks.median_sq_distance(tr)
+    assert gammas == pytest.approx([1.0 / m, 2.0 / m])
+    (tr, _), gammas = kernel_banks.rule_inputs("minmax", train, other, scales=[1.0, 2.0])
+    assert tr[0].min() == 0.0 and tr[0].max() == 1.0 and gammas == [1.0, 2.0]
+    # the other inputs move nothing: scaling and bandwidths are the training inputs' own
+    _, g2 = kernel_banks.rule_inputs("median", train, [100 * other[0]], scales=[1.0])
+    assert g2 == pytest.approx([1.0 / kernel_banks.median_sq_distance(kernel_banks.rule_inputs("median", train)[0][0])])
+    with pytest.raises(ValueError, match="rule"):
+        kernel_banks.rule_inputs("seed-1", train)

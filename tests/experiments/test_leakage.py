@@ -96,3 +96,31 @@ def test_guard_leaves_labels_alone_outside_the_block_and_permutes_within_tasks_i
 def test_a_transformation_that_changes_the_shape_is_an_error():
     with leakage.relabel_test_labels(lambda y: y[:-1]), pytest.raises(ValueError, match="shape"):
         leakage.guard_test_labels(np.ones(4))
+
+
+# The settings that hold a grid one hyper-parameter is chosen from (at any depth of a spec).
+GRID_KEYS = {"Cs", "alphas", "nus", "gammas", "glasso_alphas", "log_alphas", "p0s", "rhos", "budget_ratios",
+             "C_grid", "alpha_grid", "bandwidth_rules", "rules", "svm_Cs", "rbf_Cs"}
+
+
+def _grids(settings, path=""):
+    if isinstance(settings, dict):
+        for key, value in settings.items():
+            if key in GRID_KEYS and isinstance(value, (list, tuple)):
+                yield f"{path}{key}", value
+            else:
+                yield from _grids(value, f"{path}{key}.")
+
+
+def test_every_quick_run_chooses_from_at_least_two_values():
+    # A choice made from one value cannot depend on anything, so the leakage check above could
+    # not fail on it: a quick run that patched its code to choose on test data would still pass.
+    specs = [e.spec for e in registry.experiments() if e.spec is not None]
+    assert len(specs) >= 15
+    single = []
+    for spec in specs:
+        full = dict(_grids(spec.settings(False)))
+        # a setting the full run fixes a priori (one value) is not a choice
+        single += [f"{spec.name}: {key} = {values}" for key, values in _grids(spec.settings(True))
+                   if len(values) < 2 and len(full.get(key, values)) >= 2]
+    assert not single, "quick runs that choose from one value: " + "; ".join(single)

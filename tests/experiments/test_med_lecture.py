@@ -45,3 +45,39 @@ def test_least_squares_fit_matches_numpy_lstsq():
     A = np.hstack([X, np.ones((20, 1))])
     w = np.linalg.solve(A.T @ A, A.T @ y)
     np.testing.assert_allclose(med_lecture.least_squares_fit(X, y)(X), A @ w)
+
+
+def test_dermatology_cv_uses_the_shared_split_and_keeps_its_legend_off_the_curves():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from medmtl.experiments.selection import grid_edge_counts
+
+    result, fig = med_lecture.dermatology_cv(registry.RunOptions(quick=True, use_cache=False))
+    assert result.settings["split"] == "shared"
+    assert [s["split"] for s in result.extra["selection"]] == ["shared", "per-task"]
+    earlier = result.extra["per_task_split_protocol"]["test_mauc_at_chosen"]["per_fold"]
+    assert result.extra["test_mauc_at_chosen"]["per_fold"] != earlier
+    sel = [s for s in result.extra["selection"] if s["split"] == "shared"]
+    for name, edges in result.extra["grid_edges"].items():
+        assert edges == grid_edge_counts([c for s in sel for c in s["choices"][name]], edges["grid"],
+                                         [p for s in sel for p in s["profiles"][name]])
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    legend = ax.get_legend().get_window_extent()
+    assert legend.x0 >= ax.get_window_extent().x1  # beside the axes, over none of the error bars
+
+
+def test_committed_dermatology_cv_rows_come_from_the_per_fold_values():
+    from pathlib import Path
+
+    from medmtl.experiments.report import fmt
+    from medmtl.experiments.result import load_result
+
+    result = load_result(Path(__file__).resolve().parents[2] / "reproductions" / "dermatology-cv.json")
+    rows = [e for e in registry.experiments() if e.name == "dermatology-cv"][0].rows(result)
+    summaries = [result.extra, result.extra["per_task_split_protocol"]]
+    assert [("shared" in r.method, "per-task" in r.method) for r in rows] == [(True, False), (False, True)]
+    for row, summary in zip(rows, summaries):
+        v = np.array(summary["test_mauc_at_chosen"]["per_fold"])
+        assert f"test MAUC {fmt(v.mean())} ± {fmt(v.std(ddof=1) / np.sqrt(v.size))}" in row.measured

@@ -5,16 +5,21 @@ from pathlib import Path
 
 import pytest
 
-from medmtl.experiments import registry, report
+from medmtl.experiments import bench_report, registry, report
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "reproductions"
 
 
-def test_results_page_is_what_the_committed_results_give():
+def test_results_page_is_what_the_committed_results_give(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the page names the directories relative to the checkout
     page = (ROOT / report.PAGE).read_text()
-    generated = report.replace_section(page, report.render(report.collect_rows(RESULTS), "reproductions"))
+    generated = report.generate(page, "reproductions", "benchmarks/results")
+    assert report.EDGES_BEGIN in page and bench_report.BEGIN in page
     assert page == generated, f"{report.PAGE} is stale: run python -m medmtl.experiments.report"
+    readme = (ROOT / report.README).read_text()
+    flags = report.render_edge_flags(report.collect_grid_edges(RESULTS))
+    assert readme == report.replace_section(readme, flags, report.FLAGS_BEGIN, report.FLAGS_END)
 
 
 def test_every_committed_result_is_a_full_run_with_rows():
@@ -30,7 +35,7 @@ def test_every_committed_result_is_a_full_run_with_rows():
 
 def test_readme_stays_short_and_links_the_results_page():
     readme = (ROOT / "README.md").read_text()
-    assert len(readme.encode()) < 15_000 and report.BEGIN not in readme
+    assert len(readme.encode()) < 15_000 and report.BEGIN not in readme and report.FLAGS_BEGIN in readme
     assert "docs/results.md" in readme
 
 
@@ -68,3 +73,19 @@ def test_the_generated_section_replaces_only_the_text_between_its_markers(tmp_pa
     readme.write_text("no markers")
     with pytest.raises(ValueError, match="markers"):
         report.main(["--results", str(tmp_path / "none"), "--page", str(readme)])
+
+
+def test_a_benchmark_record_becomes_a_table_row(tmp_path):
+    # what a bench script writes (benchmarks/_record.py) is what the speed tables show
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_record", ROOT / "benchmarks" / "_record.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    record = module.Record("toy", "a toy benchmark")
+    record.add("n = 10", "newton", "0.5 s", "SVC 0.25 s", ratio=2.0, note="J equal")
+    record.write(tmp_path / "toy.json")
+    text = bench_report.render_benchmarks(tmp_path)
+    assert "### A toy benchmark" in text and "| n = 10 | newton | 0.5 s | SVC 0.25 s | 2.00x | J equal |" in text
+    data = json.loads((tmp_path / "toy.json").read_text())
+    assert data["environment"]["machine"]["cpus"] and data["load_average"]["start"] is not None

@@ -1,6 +1,7 @@
 """Per-task splits for rare classes: the repaired stratified draw and the uniform draw."""
 
 import numpy as np
+import pytest
 
 from medmtl.datasets import MultiTaskDataset, Task
 from medmtl.experiments import splits
@@ -41,3 +42,24 @@ def test_uniform_draw_leaves_tasks_without_a_mine_at_the_hypergeometric_rate():
         assert fitted == [m for m in range(len(ds)) if set(tr[m].y.tolist()) == {-1, 1}]
     # 580 task draws: standard error ~0.019
     assert abs(np.mean(unfitted) - expected) < 0.06
+
+
+def test_shared_rows_split_is_one_split_of_the_rows_for_every_task():
+    from medmtl.datasets import multiclass_tasks
+
+    rng = np.random.default_rng(0)
+    X, labels = rng.normal(size=(90, 2)), np.repeat([0, 1, 2], 30)
+    ds = multiclass_tasks(X, labels)
+    tr, va, te, rows = splits.split_shared_rows(ds, 15, 0.5, random_state=4)
+    assert [len(r) for r in rows] == [15, 38, 37]
+    assert np.unique(np.concatenate(rows)).size == 90  # disjoint and complete
+    for part, r in zip((tr, va, te), rows):
+        for t, full in zip(part.tasks, ds.tasks):
+            np.testing.assert_array_equal(t.X, X[r])
+            np.testing.assert_array_equal(t.y, full.y[r])
+    # stratified on the class: every class in proportion in the training rows
+    assert np.bincount(labels[rows[0]]).tolist() == [5, 5, 5]
+    with pytest.raises(ValueError, match="same rows"):
+        splits.split_shared_rows(MultiTaskDataset([Task(X, ds[0].y, "a"), Task(X[::-1], ds[0].y, "b")]), 15)
+    with pytest.raises(ValueError, match="one class"):
+        splits.split_shared_rows(ds, 2, random_state=0)

@@ -2,19 +2,22 @@
 against the paper's formula and CVXPY's direct solve, every method on it, the estimator's
 symmetric posterior, recovery of planted graphs, and bad input."""
 
+import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from med_testdata import assert_kkt
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
 
 from medmtl.datasets.ising import cycle_graph, random_graph, random_ising
 from medmtl.med import MEDGraphicalModel
 from medmtl.med.builders import edge_pairs, ising_structure_dual
+from medmtl.med.graphical import widest_gap_cut
 from medmtl.med.solvers import solve
-from med_testdata import assert_kkt
 
 
 def _samples(n_nodes=6, n_samples=80, seed=0, coupling=0.6):
@@ -81,7 +84,11 @@ def test_posterior_is_symmetric_and_follows_the_formula():
         expected = 1.0 / (1.0 + 10.0 * np.exp(-0.5 * (U[m, d] ** 2 + U[d, m] ** 2)))
         assert P[m, d] == pytest.approx(expected, rel=1e-9)
         assert g.coef_[m, d] == pytest.approx(expected * U[m, d], rel=1e-9, abs=1e-12)
-    np.testing.assert_array_equal(g.adjacency_, P > 0.5)
+    # the default edge rule cuts the evidence at its widest gap; a number is a posterior threshold
+    np.testing.assert_array_equal(g.adjacency_, g.edge_evidence_ > g.evidence_cut_)
+    half = MEDGraphicalModel(C=0.1, alpha=10.0, threshold=0.5).fit(X)
+    np.testing.assert_array_equal(half.adjacency_, P > 0.5)
+    assert half.threshold_ == 0.5 and half.evidence_cut_ == pytest.approx(np.log(10.0))
     assert g.intercept_.shape == (N,) and g.solver_status_ == "converged"
     assert g.objective_ == pytest.approx(g.objective_path_[-1])
 
@@ -245,18 +252,76 @@ def test_the_threshold_and_the_tie_tolerance_follow_the_parameters():
 
 @pytest.mark.parametrize("method", ["cd", "ssnal", pytest.param("direct", marks=pytest.mark.slow)])
 def test_the_readme_rule_recovers_the_readme_graph(method):
-    # README.md's example: C shrinks as 1 / sqrt(n log p) and an edge needs evidence q > 0.04.
-    # newton and bound give the same graph too, but take minutes on these 24,000 multipliers
+    # README.md's example: C shrinks as 1 / sqrt(n log p), and the default edge rule (the
+    # widest gap in sqrt(q)) needs no margin. newton and bound give the same graph too, but
+    # take minutes on these 24,000 multipliers
     graph = random_graph(8, max_degree=3, random_state=0)
     X = random_ising(graph, coupling=0.6, random_state=0).sample(3000, random_state=1)
     C = 1.0 / np.sqrt(len(X) * np.log(X.shape[1]))
-    odds = np.exp(0.04)
-    g = MEDGraphicalModel(C=C, alpha=1.0, threshold=odds / (1 + odds), method=method).fit(X)
+    g = MEDGraphicalModel(C=C, alpha=1.0, method=method).fit(X)
     np.testing.assert_array_equal(g.adjacency_, graph)
-    # not by a hair: the weakest true edge and the strongest chance one are far from 0.04
+    # the README's numbers: chance evidence at most 0.016, the weakest true edge 0.24, and
+    # the cut between them, not by a hair
     iu = np.triu_indices(8, 1)
     q, truth = g.edge_evidence_[iu], graph[iu]
-    assert q[truth].min() > 0.2 and q[~truth].max() < 0.02
+    assert round(q[~truth].max(), 3) == 0.016 and round(q[truth].min(), 2) == 0.24
+    assert 3 * q[~truth].max() < g.evidence_cut_ < q[truth].min() / 2
+    assert round(g.evidence_cut_, 3) == 0.094
+    # the posterior threshold 1/2 (the default before) keeps the two chance edges too
+    half = MEDGraphicalModel(C=C, alpha=1.0, threshold=0.5, method=method).fit(X)
+    assert half.adjacency_[iu].sum() == int((q > 0).sum()) == truth.sum() + 2
+
+
+def test_the_readmes_counts_are_the_committed_benchmarks():
+    # README.md quotes benchmarks/results/ising_edge_rule.json's held-out sets
+    root = Path(__file__).resolve().parents[2]
+    sets = json.loads((root / "benchmarks" / "results" / "ising_edge_rule.json").read_text())["sets"]
+    held_out = [r for label, records in sets.items() if label.startswith("held out") for r in records]
+    counts = {rule: sum(r[rule] for r in held_out) for rule in ("auto", "0.5", "q>0.04", "separable")}
+    N = len(held_out)
+    readme = " ".join((root / "README.md").read_text().split())
+
+    def share(k):
+        p = k / N
+        return f"{p:.2f} ± {np.sqrt(p * (1 - p) / N):.2f}"
+
+    assert (f"on {N} random graphs" in readme
+            and f"gives the graph exactly for {counts['auto']} ({share(counts['auto'])})" in readme
+            and f"the posterior threshold 1/2 for {counts['0.5']} ({share(counts['0.5'])})" in readme
+            and f"the margin q > 0.04 for {counts['q>0.04']} ({share(counts['q>0.04'])})" in readme
+            and f"for {N - counts['separable']} no cut of the evidence can" in readme)
+
+
+def test_the_widest_gap_cut():
+    # chance evidence near 0, the graph's edges well above it: the cut parts them
+    q = np.array([0.0, 0.0, 1e-4, 0.003, 0.016, 0.24, 0.57, 1.1, 1.5])
+    cut = widest_gap_cut(q)
+    assert 0.016 < cut < 0.24
+    # the prior's 0 is one of the values: evidence for some edges and none for the rest
+    assert widest_gap_cut(np.array([0.0, 0.0, 0.5])) == pytest.approx(0.125)
+    assert widest_gap_cut(np.array([0.5, 0.5])) == pytest.approx(0.125)
+    # no evidence at all: no edge
+    assert widest_gap_cut(np.zeros(4)) == np.inf
+    # two gaps of one width (to within tol): the lower one, so round-off does not choose
+    q = np.array([0.0, 1.0, 4.0 + 1e-9])
+    assert widest_gap_cut(q, tol=1e-6) == pytest.approx(0.25)
+    # the cut only depends on the evidence values, not their order
+    rng = np.random.default_rng(0)
+    q = rng.exponential(0.05, 30)
+    assert widest_gap_cut(q) == widest_gap_cut(rng.permutation(q))
+
+
+def test_the_threshold_parameter_takes_auto_or_a_posterior():
+    graph = random_graph(6, max_degree=2, random_state=1)
+    X = random_ising(graph, coupling=0.8, random_state=1).sample(500, random_state=2)
+    auto = MEDGraphicalModel(C=0.05, alpha=1.0).fit(X)
+    assert auto.get_params()["threshold"] == "auto"
+    iu = np.triu_indices(6, 1)
+    q = auto.edge_evidence_[iu]
+    np.testing.assert_array_equal(auto.adjacency_[iu], (q > 0) & (q > auto.evidence_cut_))
+    assert auto.threshold_ == pytest.approx(1.0 / (1.0 + np.exp(-auto.evidence_cut_)))
+    with pytest.raises(ValueError, match="threshold"):
+        MEDGraphicalModel(threshold="gap").fit(X)
 
 
 def test_node_predictions_that_are_ties_score_one_half_whatever_the_method():

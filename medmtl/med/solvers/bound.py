@@ -34,6 +34,7 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..bound import bound_curvature, switch_posterior
 from .base import (
@@ -66,15 +67,62 @@ def _backend(qp, solver, settings):
     return CVXPYBackend(qp, solver, settings)
 
 
-def _to_interior_point(qps, backends, run):
-    """Replace OSQP (ADMM, accurate only to its tolerance, and slow on badly scaled blocks)
-    by Clarabel for the rest of the run; False if the inner solver is not OSQP, or is OSQP
-    with its Clarabel fallback turned off."""
-    if not all(isinstance(bk, OSQPBackend) and bk.fallback for bk in backends):
+# The interior-point settings tried in turn once OSQP has failed on a block: Clarabel as
+# qp.py sets it up, then with its static regularisation lowered from 1e-8 to 1e-12. On a
+# badly conditioned block (kernel selection on breast cancer with columns rescaled by
+# 1e-4..1e4: K_B's diagonal runs from 2e5 to 1e9, its eigenvalues from 0 to 3e10) the
+# default regularisation perturbs the KKT system by more than iterative refinement
+# recovers, and Clarabel stops with "InsufficientProgress" a few iterations in; with the
+# smaller one it finishes, and bound ends 4e-11 from the direct solve's J (all 569 rows,
+# benchmarks/own_data_bound.py). Every step is still accepted only if it raises J.
+_INTERIOR_POINT_LADDER = ({}, {"static_regularization_constant": 1e-12})
+
+
+def _to_interior_point(qps, backends, run, options):
+    """Move the inner solves one rung up :data:`_INTERIOR_POINT_LADDER` for the rest of the
+    run: from OSQP (ADMM, accurate only to its tolerance, and slow on badly scaled blocks) to
+    Clarabel, and from Clarabel at one rung's settings to the next. False when no rung is
+    left, or the inner solver is one the caller set otherwise (another solver, settings of
+    their own, or OSQP with its Clarabel fallback turned off)."""
+    if all(isinstance(bk, OSQPBackend) and bk.fallback for bk in backends):
+        run.from_osqp, rung = True, 0
+    elif (all(isinstance(bk, CVXPYBackend) and bk.name == "CLARABEL" for bk in backends)
+          and (run.from_osqp or not options["solver_settings"])):
+        rung = (run.rung or 0) + 1   # a caller's plain "CLARABEL" stands on the first rung
+        if rung >= len(_INTERIOR_POINT_LADDER):
+            return False
+    else:
         return False
-    run.inner_switch = sum(bk.total_iter for bk in backends)
-    backends[:] = [CVXPYBackend(qp, "CLARABEL") for qp in qps]
+    run.replaced_iter += sum(bk.total_iter for bk in backends)
+    run.rung = rung
+    backends[:] = [CVXPYBackend(qp, "CLARABEL", _INTERIOR_POINT_LADDER[rung]) for qp in qps]
     return True
+
+
+def _inner_failure(qps, backends, exc):
+    """The error for a step that no inner solver could take: what failed, how badly scaled
+    the blocks are (the spread of the diagonal of ``K_B``, the squared norms of the blocks'
+    rows of the factors), and what to do."""
+    diag = np.concatenate([_row_sq_norms(qp) for qp in qps])
+    diag = diag[diag > 0]
+    spread = (f"; the diagonal of the inner QP's Hessian spans {diag.min():.2g} to {diag.max():.2g}"
+              if diag.size else "")
+    return RuntimeError(
+        f"method 'bound' could not take a step ({exc}; inner solver {backends[0].name}"
+        f"{spread}): Algorithm 1's inner QPs are too badly conditioned for the inner solver at "
+        "the precision a step needs, as happens with features or kernels of very different "
+        "scales. Standardise the features (e.g. sklearn.preprocessing.StandardScaler), or use "
+        "method='ssnal' or method='newton', which the scales do not hold up")
+
+
+def _row_sq_norms(qp):
+    """Squared norms of the block's rows of the factors: the diagonal of ``K_B``."""
+    out = np.zeros(qp.nB)
+    for M in (qp.P0B, qp.PB):
+        if M is not None:
+            out += (np.asarray(M.multiply(M).sum(axis=1)).ravel() if sp.issparse(M)
+                    else np.einsum("ij,ij->i", M, M))
+    return out
 
 
 def _decoupled(qps):
@@ -160,9 +208,13 @@ class BoundMethod(Method):
     were redone tighter), ``gap_estimate`` (:func:`remaining_gap` at the end), ``update``
     and ``qp_form``. ADMM is accurate only to its tolerance and slow on badly scaled blocks:
     when an OSQP step fails or lowers ``J`` by more than rounding, the iteration is redone
-    and the run goes on with Clarabel (``info["inner_solver_switched"]``); where even that
-    cannot raise ``J`` the run stops there (status ``"converged"`` when the fall is rounding,
-    else ``"stalled"``).
+    and the run goes on with Clarabel (``info["inner_solver_switched"]``); when Clarabel
+    fails too, with Clarabel at a smaller static regularisation
+    (``info["inner_solver_settings"]``). Where even that cannot raise ``J`` the run stops
+    there (status ``"converged"`` when the fall is rounding, else ``"stalled"``); a step that
+    no inner solver can take at all raises a RuntimeError that names the failure, the spread
+    of the inner QP's Hessian diagonal, and what helps (standardised features, or
+    ``method="ssnal"`` / ``"newton"``).
 
     Examples
     --------
@@ -213,7 +265,9 @@ class BoundMethod(Method):
         loose_ok = options["inexact"] and solver == "OSQP" and not exact
         run = _iterate(dual, lam, qps, backends, block_ids, options, loose_ok)
         lam = run.lam
-        switched = {} if run.inner_switch is None else {"inner_solver_switched": "CLARABEL"}
+        switched = {"inner_solver_switched": "CLARABEL"} if run.from_osqp else {}
+        if run.rung:
+            switched["inner_solver_settings"] = dict(_INTERIOR_POINT_LADDER[run.rung])
         return MEDSolution(
             lam=lam,
             intercepts=dual.intercepts(lam),
@@ -225,7 +279,7 @@ class BoundMethod(Method):
             method=self.name,
             solver=solver,
             info={"update": options["update"],
-                  "inner_iterations": sum(bk.total_iter for bk in backends) + (run.inner_switch or 0),
+                  "inner_iterations": sum(bk.total_iter for bk in backends) + run.replaced_iter,
                   "inner_fallbacks": sum(getattr(bk, "n_fallbacks", 0) for bk in backends),
                   "loose_iterations": run.n_loose, "inexact_iterations": run.n_inexact,
                   "rejected_iterations": run.n_rejected,
@@ -241,7 +295,7 @@ class _Run:
         self.lam, self.path = lam, [J]
         self.status, self.n_iter, self.gap = "max_iter", 0, None
         self.n_loose = self.n_inexact = self.n_rejected = 0
-        self.inner_switch = None
+        self.from_osqp, self.rung, self.replaced_iter = False, None, 0
 
 
 def _sweep(dual, qps, backends, block_ids, lam, eps):
@@ -289,10 +343,10 @@ def _iterate(dual, lam, qps, backends, block_ids, options, loose_ok):
         while True:
             try:
                 new, exact_sweep = _sweep(dual, qps, backends, block_ids, lam, eps)
-            except RuntimeError:
-                if _to_interior_point(qps, backends, run):
+            except RuntimeError as exc:
+                if _to_interior_point(qps, backends, run, options):
                     continue
-                raise  # an inner solver the caller chose (or OSQP without its fallback)
+                raise _inner_failure(qps, backends, exc) from exc
             J_new = dual.objective(new) if new is not None else -np.inf
             if eps is None or exact_sweep or J_new > J:
                 break
@@ -311,7 +365,7 @@ def _iterate(dual, lam, qps, backends, block_ids, options, loose_ok):
             # point solver, and stop where even that cannot raise J.
             lam = lam_prev
             noise = 1e-9 * (1.0 + np.abs(dual.c) @ np.abs(lam))
-            if J - J_new > 1e-7 * scale + noise and _to_interior_point(qps, backends, run):
+            if J - J_new > 1e-7 * scale + noise and _to_interior_point(qps, backends, run, options):
                 continue
             run.path.append(J)
             run.status = "converged" if J - J_new <= 1e-7 * scale + noise else "stalled"

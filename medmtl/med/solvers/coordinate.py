@@ -91,24 +91,27 @@ class CoordinateMethod(Method):
         Seed of the order in which each pass visits the multipliers.
 
     The iterations (``n_iter``) are the passes; the objective path holds ``J`` after each
-    (after the pass's face step or finish, when it took one). Between checks the multipliers meet the equalities only up to the
-    augmented Lagrangian's residual, so the path need not rise monotonically; the answer is
-    feasible. The status is ``"converged"``, ``"max_iter"`` or ``"rounding"`` (stopped at the
-    rounding floor of the full gradient, above ``kkt_tol``). The solution's ``info`` holds
-    ``passes``, ``face_steps``, ``cg_iterations`` (of the face steps and the finish),
-    ``prox_steps`` and ``newton_steps`` (of the finish), ``checks``
-    (full-gradient checks), ``nonzeros`` (entries of the factors the passes touched),
-    ``kkt_gap`` and ``time``.
+    (after the pass's face step or finish, when it took one). Between checks the multipliers
+    meet the equalities only up to the augmented Lagrangian's residual, so the path need not
+    rise monotonically; the answer is feasible. The status is ``"converged"``,
+    ``"max_iter"`` or ``"rounding"`` (stopped at the rounding floor of the full gradient,
+    above ``kkt_tol``). The solution's ``info`` holds ``passes``, ``face_steps``,
+    ``cg_iterations`` (of the face steps and the finish), ``prox_steps`` and
+    ``newton_steps`` (of the finish), ``checks`` (full-gradient checks), ``nonzeros``
+    (entries of the factors the passes touched), ``kkt_gap`` and ``time``.
 
     Examples
     --------
-    >>> from medmtl.med.builders import feature_selection_dual
-    >>> from medmtl.med.solvers import solve
-    >>> X = np.array([[1.0, 0.2], [0.9, -0.1], [-1.0, 0.1], [-1.1, 0.0]])
-    >>> dual = feature_selection_dual([X], [np.array([1, 1, -1, -1])], C=1.0, alpha=1.0)
-    >>> a, b = solve(dual, "cd"), solve(dual, "direct")
-    >>> a.status, bool(abs(a.objective - b.objective) <= 1e-6 * b.objective)
+    Sparse inputs stay sparse: a pass visits each example's nonzeros only.
+
+    >>> import scipy.sparse as sp
+    >>> from medmtl.med import feature_selection_dual, solve
+    >>> X = sp.csr_matrix([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [-1.0, 0.0, 0.5], [0.0, -1.5, 0.0]])
+    >>> found = solve(feature_selection_dual([X], [np.array([1, 1, -1, -1])], C=1.0, alpha=1.0), "cd")
+    >>> found.status, bool(found.info["nonzeros"] <= found.info["passes"] * X.nnz)
     ('converged', True)
+    >>> bool(found.info["duality_gap"] <= 1e-6 * found.objective)
+    True
     """
 
     name = "cd"

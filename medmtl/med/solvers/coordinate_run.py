@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import ssnal
 from .coordinate_face import face_step
 from .coordinate_steps import (
     Coords,
@@ -39,6 +38,7 @@ from .coordinate_steps import (
 )
 from .kkt import ROUNDING_UNITS, absorb_residuals, max_gap, meet_equalities, scaled_box
 from .smo import diag_hessian
+from .ssnal import finish as ssnal_finish
 
 __all__ = ["Policy", "Run"]
 
@@ -330,7 +330,7 @@ class Run:
         again after twice as many passes if not, never again for a dual whose layout does
         not allow it."""
         start = meet_equalities(self.dual, self.it.lam, self._slack)
-        found = ssnal.finish(self.dual, self.rows, start, self.options["kkt_tol"],
+        found = ssnal_finish(self.dual, self.rows, start, self.options["kkt_tol"],
                              self.policy.finish_steps, spread=spread, raw=self.it.lam.copy())
         if found is None:
             self.finish_at = np.inf

@@ -25,8 +25,8 @@ import numpy as np
 
 from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_option
 from .kkt import duality_gap, line_search, max_gap, rounding_floor, scaled_box
-from . import ssnal
 from .newton_models import make_model
+from .ssnal import SSNALMethod, accepts as ssnal_accepts, finish as ssnal_finish
 from ._numba import HAVE_NUMBA
 from .threads import one_blas_thread
 
@@ -136,7 +136,7 @@ class NewtonMethod(Method):
         n = dual.n
         scale = max(float(np.max(np.abs(dual.c), initial=0.0)), 1e-12)
         eps_final = options["kkt_tol"] * scale
-        handover = options["handover"] and ssnal.accepts(dual)
+        handover = options["handover"] and ssnal_accepts(dual)
         max_steps = options["max_steps"]
         if max_steps is None:
             max_steps = max(10**5, 200 * n) if handover else max(10**7, 100 * n)
@@ -182,7 +182,7 @@ _HAND_OVER = ("max_steps", "stalled")
 def _hand_over(dual, lam, J, kkt_tol):
     """``"ssnal"`` from Newton's last point: ``(lam, J, gap, status, stats)``, or None when
     its layouts do not take the dual or it ends below Newton's ``J``."""
-    found = ssnal.finish(dual, dual.factor_rows(), lam, kkt_tol, ssnal.SSNALMethod.options[0].default)
+    found = ssnal_finish(dual, dual.factor_rows(), lam, kkt_tol, SSNALMethod.options[0].default)
     if found is None or found[1] < J:
         return None
     return found

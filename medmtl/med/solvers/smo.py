@@ -39,7 +39,7 @@ from .column_cache import ColumnCache, Slab
 from .kkt import rounding_floor
 
 __all__ = ["HAVE_NUMBA", "ColumnCache", "smo_solve", "diag_hessian", "njit", "clipped_pair_step",
-           "TAU", "CHUNK"]
+           "pair_curvature", "second_order_gain", "TAU", "CHUNK"]
 
 TAU = 1e-12  # curvature floor for a pair whose Q-restriction is flat
 BATCH = 64
@@ -103,6 +103,26 @@ def clipped_pair_step(beta, blo, bhi, i, j, t):
     else:
         beta[j] -= t
     return t
+
+
+@njit(cache=True)
+def pair_curvature(qii, qjj, qij):
+    """The curvature of the subproblem along a pair step ``e_i - e_j``:
+    ``Q_ii + Q_jj - 2 Q_ij``, or :data:`TAU` where that is not positive (a flat pair)."""
+    curv = qii + qjj - 2.0 * qij
+    if curv <= 0.0:
+        curv = TAU
+    return curv
+
+
+@njit(cache=True)
+def second_order_gain(bdiff, qii, qkk, qik):
+    """What the exact step on the pair ``(i, k)`` gains by the second-order rule of Fan, Chen
+    and Lin: ``bdiff^2 / curvature`` with ``bdiff = grad_i - grad_k``, or -1 where ``bdiff``
+    is not positive (the pair cannot ascend)."""
+    if bdiff > 0.0:
+        return bdiff * bdiff / pair_curvature(qii, qkk, qik)
+    return -1.0
 
 
 @njit(cache=True)
@@ -182,15 +202,10 @@ def _second(column, diagQ, qp, act, na, group, i):
     for kk in range(na):
         k = act[kk]
         if group_of[k] == group and beta[k] > blo[k]:
-            bdiff = gi - grad[k]
-            if bdiff > 0.0:
-                curv = qii + diagQ[k] - 2.0 * column[k]
-                if curv <= 0.0:
-                    curv = TAU
-                score = bdiff * bdiff / curv
-                if score > best:
-                    best = score
-                    j = k
+            score = second_order_gain(gi - grad[k], qii, diagQ[k], column[k])
+            if score > best:
+                best = score
+                j = k
     return j
 
 
@@ -249,10 +264,7 @@ def _smo_loop(slab, diagQ, qp, active, limits, l1):
         if sj < 0:
             status, need = 1, j
             break
-        curv = diagQ[i] + diagQ[j] - 2.0 * cache[si, j]
-        if curv <= 0.0:
-            curv = TAU
-        t = (grad[i] - grad[j]) / curv
+        t = (grad[i] - grad[j]) / pair_curvature(diagQ[i], diagQ[j], cache[si, j])
         before = abs(beta[i]) + abs(beta[j])
         t = clipped_pair_step(beta, blo, bhi, i, j, t)
         l1[0] += abs(beta[i]) + abs(beta[j]) - before
@@ -385,6 +397,8 @@ FREE_SET_MAX = 400  # largest free set solved densely
 # Pair steps per call of the compiled loop at most: between calls Python runs, so a pending
 # Ctrl-C (KeyboardInterrupt) is raised within a fraction of a second.
 CHUNK = 200_000
+
+
 def smo_solve(cache, diagQ, grad, beta, blo, bhi, group_of, n_groups, eps, max_steps,
               rebuild_gradient, batch=None, shrinking=True, free_set=True, free_set_after=0):
     """Run the pair loop, filling the cache in batches whenever a column is missing.

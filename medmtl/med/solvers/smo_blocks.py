@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ._numba import njit
-from .smo import CHUNK, TAU, clipped_pair_step
+from .smo import CHUNK, clipped_pair_step, pair_curvature, second_order_gain
 
 __all__ = ["smo_solve_blocks"]
 
@@ -55,21 +55,13 @@ def _smo_dense(Q, grad, beta, blo, bhi, eps, max_steps):
         j = -1
         for k in range(n):
             if beta[k] > blo[k]:
-                bdiff = gmax - grad[k]
-                if bdiff > 0.0:
-                    curv = qii + Q[k, k] - 2.0 * Q[i, k]
-                    if curv <= 0.0:
-                        curv = TAU
-                    score = bdiff * bdiff / curv
-                    if score > best:
-                        best = score
-                        j = k
+                score = second_order_gain(gmax - grad[k], qii, Q[k, k], Q[i, k])
+                if score > best:
+                    best = score
+                    j = k
         if j < 0:
             return steps, gap
-        curv = qii + Q[j, j] - 2.0 * Q[i, j]
-        if curv <= 0.0:
-            curv = TAU
-        t = (gmax - grad[j]) / curv
+        t = (gmax - grad[j]) / pair_curvature(qii, Q[j, j], Q[i, j])
         t = clipped_pair_step(beta, blo, bhi, i, j, t)
         for k in range(n):
             grad[k] -= t * (Q[i, k] - Q[j, k])
@@ -181,10 +173,8 @@ def smo_solve_blocks(blocks, group_rows, local, Vs, tau, grad, beta, blo, bhi, d
 
     Returns
     -------
-    status : int
-        0 converged, 2 step budget used up.
-    steps : int
-    gap : float
+    status, steps, gap
+        As :func:`~medmtl.med.solvers.smo.smo_solve` returns them.
     """
     del local, diagQ, group_of, shrinking
     n = beta.size
