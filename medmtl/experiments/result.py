@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ExperimentResult", "load_result", "mark_quick", "QUICK_MARK"]
+__all__ = ["ExperimentResult", "load_result", "legend_below", "mark_quick", "QUICK_MARK"]
 
 
 def _jsonable(value):
@@ -86,6 +86,26 @@ def _shown(value):
     return str(value)
 
 
+def legend_below(ax, ncol=3):
+    """Put ``ax``'s legend under the axes and their x label, where it cannot cover a curve or a
+    label.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes whose labelled artists the legend lists.
+    ncol : int, default=3
+        Columns of the legend.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``.
+    """
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=ncol)
+    return ax
+
+
 @dataclass
 class ExperimentResult:
     """What one experiment measured, beside what the paper reports.
@@ -148,7 +168,7 @@ class ExperimentResult:
         """The result as plain JSON data: NumPy values as Python ones, NaN as None."""
         return _jsonable(asdict(self))
 
-    def plot(self, ax=None):
+    def plot(self, ax=None, legend="inside"):
         """Draw the measured values and the paper's numbers.
 
         Numbers along x give lines with error bars (the spread in ``measured_std``);
@@ -160,6 +180,9 @@ class ExperimentResult:
         ----------
         ax : matplotlib.axes.Axes, optional
             Where to draw; by default a new pyplot figure (so that a notebook shows it once).
+        legend : {"inside", "below"}, default="inside"
+            Where the legend goes: matplotlib's choice inside the axes, or under them
+            (:func:`legend_below`), where it cannot cover the data.
 
         Returns
         -------
@@ -200,7 +223,10 @@ class ExperimentResult:
         ax.set_ylabel(self.ylabel)
         ax.set_title(self.title or self.name)
         ax.grid(alpha=0.3, axis="y" if categorical else "both")
-        ax.legend(fontsize=7)
+        if legend == "below":
+            legend_below(ax, ncol=1)
+        else:
+            ax.legend(fontsize=7)
         if self.quick:
             mark_quick(ax.figure)
         return ax

@@ -26,7 +26,7 @@ import numpy as np
 
 from medmtl.experiments.leakage import guard_test_labels
 from medmtl.experiments.registry import register
-from medmtl.experiments.result import ExperimentResult
+from medmtl.experiments.result import ExperimentResult, legend_below
 from medmtl.experiments.runner import RunOptions, run_grid
 
 __all__ = ["shampo_table1", "shampo_b_sweep", "shampo_queries", "shampo_bandits", "table1_figure", "PAPER_TABLE1"]
@@ -215,12 +215,6 @@ def _settings(quick, seed, **more):
             "spread": "measured_std holds standard errors of the means (ddof = 1)", **more}
 
 
-def _legend_below(ax, ncol=3):
-    # under the axes and their x label, where it cannot cover a curve or a label
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=ncol)
-    return ax
-
-
 # --------------------------------------------------------------------------- Table 1
 def table1_cell(cell):
     """The six methods' test errors (%) on one problem of Table 1; ``cell`` holds collection,
@@ -398,7 +392,7 @@ def shampo_b_sweep(options=RunOptions()):
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6.5, 4.8))
-    _legend_below(result.plot(ax=fig.subplots()), ncol=2)
+    legend_below(result.plot(ax=fig.subplots()), ncol=2)
     return result, fig
 
 
@@ -503,8 +497,8 @@ def shampo_queries(options=RunOptions()):
     for (name, d), marker in zip(per_task.items(), "o^s"):
         ax2.scatter(d["queries"], d["test_error"], marker=marker, label=name, alpha=0.7)
     ax2.set(xlabel="queries per task", ylabel="test error (%)", title="Fig. 4(b): test error vs queries, 45 tasks")
-    _legend_below(ax1, ncol=2)
-    _legend_below(ax2).grid(alpha=0.3)
+    legend_below(ax1, ncol=2)
+    legend_below(ax2).grid(alpha=0.3)
     return result, fig
 
 

@@ -387,5 +387,15 @@ class TaskClassifier(ClassifierMixin, BaseEstimator):
         return self.estimator.decision_function(X, tasks=self._tasks(X))
 
     def predict(self, X):
-        """The task's predicted labels (:meth:`decision_function`'s ``X``; one label per row)."""
+        """The task's predicted labels.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix
+            As for :meth:`decision_function`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
         return self.estimator.predict(X, tasks=self._tasks(X))
