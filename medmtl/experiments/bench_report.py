@@ -21,7 +21,8 @@ END = "<!-- END speed-and-memory -->"
 ORDER = ("med", "scaling", "structure", "online", "nmtf")
 
 
-def _cell(value):
+def markdown_cell(value):
+    """``value`` as text that fits one cell of a Markdown table (pipes escaped, one line)."""
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
@@ -112,7 +113,7 @@ def render_record(record):
     for r in rows:
         shown = "" if r["case"] == previous else r["case"]
         previous = r["case"]
-        lines.append("| " + " | ".join(_cell(v) for v in (shown, r["what"], r["medmtl"], r["peer"],
+        lines.append("| " + " | ".join(markdown_cell(v) for v in (shown, r["what"], r["medmtl"], r["peer"],
                                                            _ratio(r["ratio"]), r["note"])) + " |")
     return "\n".join(lines)
 

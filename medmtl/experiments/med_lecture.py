@@ -28,6 +28,7 @@ from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 from medmtl.experiments.selection import select_per_alpha, warm_path
 from medmtl.experiments.spec import Spec
+from medmtl.experiments.summaries import standard_error
 from medmtl.experiments.threads import one_blas_thread
 
 __all__ = ["RHOS", "linear_coefficients", "least_squares_fit", "splice_features", "splice_split", "housing_split",
@@ -304,7 +305,7 @@ def dermatology_cv_fold(fold, seed=0, size=200, Cs=DCV_GRID["Cs"], alphas=DCV_GR
 def _dcv_summary(out):
     """The mean validation surface and the test MAUC at the chosen points, with spreads."""
     test = np.array([o["test"] for o in out])
-    se = float(test.std(ddof=1) / np.sqrt(test.size)) if test.size > 1 else float("nan")
+    se = standard_error(test)
     return {"surface_mean": np.mean([o["surface"] for o in out], axis=0).tolist(),
             "chosen": [o["chosen"] for o in out],
             "test_mauc_at_chosen": {"mean": float(test.mean()), "std": float(test.std()), "standard_error": se,

@@ -29,9 +29,10 @@ from medmtl.experiments.registry import register
 from medmtl.experiments.result import ExperimentResult
 from medmtl.experiments.mts3flc_tables import (K_SHARED_GRID, N_TOPICS, PAPER_TABLE3, PROBLEM_TITLES, PROBLEMS,
                                               TABLE3_LABELED, fig1_figure, paired_against, select_figure,
-                                              select_grid_edges, standard_error, table3_figure)
+                                              select_grid_edges, table3_figure)
 from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 from medmtl.experiments.spec import Spec
+from medmtl.experiments.summaries import standard_error
 
 __all__ = ["PAPER_TABLE3", "K_SHARED_GRID", "PROBLEMS", "problem_dataset", "labelled_split", "accuracies",
            "topic_words", "table3", "fig1", "topics", "select", "chosen_options"]

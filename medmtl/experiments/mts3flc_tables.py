@@ -8,6 +8,7 @@ import numpy as np
 from medmtl.evaluation import paired_t_test
 from medmtl.experiments.report import Row, fmt, fmt_paired, readme_rows
 from medmtl.experiments.selection import grid_edge_counts
+from medmtl.experiments.summaries import standard_error
 
 __all__ = ["PROBLEMS", "PROBLEM_TITLES", "TABLE3_LABELED", "K_SHARED_GRID", "N_TOPICS", "PAPER_TABLE3",
            "standard_error", "paired_against", "select_grid_edges"]
@@ -35,26 +36,6 @@ PAPER_TABLE3 = {
 }
 
 FIG1_TABLE_KEY = {"MTS3FLC": "k_s=5", "S3FLC": "k_s=0", "LG": "LG", "pooled LG": "pooled LG"}
-
-
-def standard_error(values):
-    """The standard error of the mean of ``values``: ``std(ddof=1) / sqrt(n)`` (NaN for one value).
-
-    Parameters
-    ----------
-    values : array-like of float
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> round(standard_error([80.0, 82.0, 84.0]), 4)
-    1.1547
-    """
-    values = np.asarray(values, float).ravel()
-    return float(values.std(ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
 
 
 def paired_against(per, problems, a, b, scale=1.0):

@@ -250,10 +250,6 @@ def collect_rows(results_dir):
     return rows
 
 
-def _cell(text):
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def render(rows, results_dir="reproductions"):
     """The generated Markdown: a sentence on where the numbers come from, and the table.
 
@@ -290,7 +286,8 @@ def render(rows, results_dir="reproductions"):
         # an experiment's later rows leave its (long) description blank
         shown = "" if r.experiment == previous else r.experiment
         previous = r.experiment
-        lines.append("| " + " | ".join(_cell(v) for v in (shown, r.method, r.selection, r.measured, r.paper)) + " |")
+        cells = (shown, r.method, r.selection, r.measured, r.paper)
+        lines.append("| " + " | ".join(bench_report.markdown_cell(v) for v in cells) + " |")
     return "\n".join(lines)
 
 

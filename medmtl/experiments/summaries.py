@@ -115,6 +115,26 @@ def baseline_comparisons(out, cells, xs, xkey, baselines, primary):
     return {**found, "primary_comparison": primary}
 
 
+def standard_error(values):
+    """The standard error of the mean of ``values``: ``std(ddof=1) / sqrt(n)`` (NaN for one value).
+
+    Parameters
+    ----------
+    values : array-like of float
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(standard_error([80.0, 82.0, 84.0]), 4)
+    1.1547
+    """
+    values = np.asarray(values, float).ravel()
+    return float(values.std(ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
+
+
 def standard_errors(out, cells, methods, xs, xkey="size"):
     """Per method label, the standard error of the mean over the folds at each ``x``
     (``std(ddof=1) / sqrt(folds)``; NaN with one fold).
@@ -141,7 +161,7 @@ def standard_errors(out, cells, methods, xs, xkey="size"):
     out_se = {}
     for key, label in methods.items():
         per_x = [np.asarray([o[key] for o, c in zip(out, cells) if c[xkey] == x], float) for x in xs]
-        out_se[label] = [float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan") for v in per_x]
+        out_se[label] = [standard_error(v) for v in per_x]
     return out_se
 
 

@@ -56,7 +56,7 @@ from medmtl.experiments.runner import CellCall, RunOptions, run_grid
 from medmtl.experiments.spec import Spec
 from medmtl.experiments.text_data import (DATA_SETS, DATA_TITLES, MIN_DF, MULTITASK_SETS, NEWSGROUP_PAIRS, SIZES,
                                           text_split, tfidf_features)
-from medmtl.experiments.text_report import _comparisons
+from medmtl.experiments.text_report import _comparisons, _mean_or_none
 from medmtl.experiments.text_report import figure as _figure
 from medmtl.experiments.threads import one_blas_thread
 
@@ -414,10 +414,6 @@ def _budget_table(point_lists, budgets):
             None if p is None else {"test": p["test"], "validation": p["validation"], "n_features": p["n_features"],
                                     "sweep": p["sweep"], "second": p["second"]} for p in chosen]
     return table
-
-
-def _mean_or_none(values):
-    return None if any(v is None for v in values) else float(np.mean(values))
 
 
 def _std_or_none(values):

@@ -6,6 +6,7 @@ import numpy as np
 
 from medmtl.evaluation import paired_t_test
 from medmtl.experiments.report import Row, fmt, fmt_paired, readme_rows
+from medmtl.experiments.summaries import standard_error
 from medmtl.experiments.text_data import DATA_TITLES
 
 NAME = "text-feature-selection"
@@ -79,10 +80,10 @@ _MED = ("med", "mtmed")
 def _mean_se(points):
     """Mean test MAUC ± its standard error over the repetitions' chosen points."""
     tests = np.array([p["test"] for p in points])
-    return f"{fmt(tests.mean())} ± {fmt(tests.std(ddof=1) / np.sqrt(len(tests)))}"
+    return f"{fmt(tests.mean())} ± {fmt(standard_error(tests))}"
 
 
-def _mean_of(values):
+def _mean_or_none(values):
     return None if any(v is None for v in values) else float(np.mean(values))
 
 
@@ -105,7 +106,7 @@ def _compare(budget_tables, data, med, baselines, label):
     rows = []
     for budget in budget_tables[med]:
         mine = budget_tables[med][budget]
-        valid = {b: _mean_of([None if p is None else p["validation"] for p in budget_tables[b][budget]])
+        valid = {b: _mean_or_none([None if p is None else p["validation"] for p in budget_tables[b][budget]])
                  for b in baselines}
         valid = {b: v for b, v in valid.items() if v is not None}
         if not valid:
