@@ -316,6 +316,35 @@ def collect_grid_edges(results_dir):
     return edges
 
 
+def flagged_share(counts):
+    """The share of choices on an edge that a wider grid could move (a ``float``).
+
+    The strict counts of :func:`~medmtl.experiments.selection.grid_edge_counts` where the
+    validation profiles were recorded, else the plain ones; a lowest grid value of 0 is the end
+    of the hyper-parameter's domain (C, alpha, gamma and nu are all non-negative), so its
+    choices do not count.
+
+    Parameters
+    ----------
+    counts : dict
+        One hyper-parameter's record from :func:`~medmtl.experiments.selection.grid_edge_counts`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> flagged_share({"grid": [0.0, 1.0, 10.0], "n": 4, "low": 2, "high": 1, "share": 0.75})
+    0.25
+    """
+    strict = "strict_share" in counts
+    low, high = (counts["strict_low"], counts["strict_high"]) if strict else (counts["low"], counts["high"])
+    if counts["grid"][0] == 0:
+        low = 0
+    return (low + high) / counts["n"]
+
+
 def render_grid_edges(edges):
     """The grid-edge table: per experiment and hyper-parameter, how often the choice sat on an
     edge of its grid; shares above :data:`EDGE_SHARE` are flagged.
@@ -340,7 +369,9 @@ def render_grid_edges(edges):
              "value, and how often it did so strictly (its validation score above every other value's; an "
              "edge reached only by a tie over the grid is not strict). A strict share (the plain share where "
              f"no validation profile is recorded) above {EDGE_SHARE:.0%} is flagged: that grid may be too "
-             "narrow.", "",
+             "narrow. A lowest value of 0 is the end of the hyper-parameter's domain (every one here is "
+             "non-negative: alpha = 0 is the model without switches), so choices there are shown but not "
+             "flagged.", "",
              "| experiment | hyper-parameter | grid | on the low / high edge | strictly | flagged |",
              "| --- | --- | --- | --- | --- | --- |"]
     for name, params in edges.items():
@@ -348,7 +379,7 @@ def render_grid_edges(edges):
         for param, c in params.items():
             grid = c["grid"]
             strict = f"{c['strict_low']} / {c['strict_high']}" if "strict_share" in c else "—"
-            share = c.get("strict_share", c["share"])
+            share = flagged_share(c)
             flag = f"**yes ({share:.0%})**" if share > EDGE_SHARE else "no"
             lines.append(f"| {shown} | {param} | {grid[0]:g} .. {grid[-1]:g} ({len(grid)} values) | "
                          f"{c['low']} / {c['high']} of {c['n']} | {strict} | {flag} |")
@@ -367,9 +398,9 @@ def render_edge_flags(edges):
     >>> render_edge_flags({"demo": {"SVM C": {"grid": [1, 2], "n": 4, "low": 2, "high": 0, "share": 0.5}}})
     'Grids whose choices sat on an edge in more than 20 % of the cells (see the results page): `demo` SVM C (50 %).'
     """
-    flagged = [f"`{name}` {param} ({c.get('strict_share', c['share']):.0%})".replace("%)", " %)")
+    flagged = [f"`{name}` {param} ({flagged_share(c):.0%})".replace("%)", " %)")
                for name, params in edges.items() for param, c in params.items()
-               if c.get("strict_share", c["share"]) > EDGE_SHARE]
+               if flagged_share(c) > EDGE_SHARE]
     head = f"Grids whose choices sat on an edge in more than {EDGE_SHARE:.0%} of the cells".replace("%", " %")
     return f"{head} (see the results page): {', '.join(flagged) if flagged else 'none'}."
 

@@ -357,10 +357,11 @@ def scale_figure(result):
     matplotlib.figure.Figure
     """
     import matplotlib.figure
+    from matplotlib.lines import Line2D
 
     s = result.settings
     rows = result.extra["table"]
-    fig = matplotlib.figure.Figure(figsize=(4.2 * len(s["kinds"]), 7.0))
+    fig = matplotlib.figure.Figure(figsize=(4.2 * len(s["kinds"]), 7.4))
     axes = fig.subplots(3, len(s["kinds"]), squeeze=False)
     for j, kind in enumerate(s["kinds"]):
         for N, marker in zip(s["sizes"], "osd^"):
@@ -369,7 +370,7 @@ def scale_figure(result):
             for name, color in zip(METHODS, ("C0", "C1", "C2", "C3")):
                 sm = [r["summary"][name] for r in part]
                 axes[0, j].errorbar(T, [m["auc"] for m in sm], yerr=[m["auc_se"] or 0.0 for m in sm], marker=marker,
-                                    color=color, capsize=2, label=f"{name}, {N} nodes")
+                                    color=color, capsize=2)
                 axes[1, j].plot(T, [m["separable"] for m in sm], marker=marker, color=color)
                 axes[2, j].plot(T, [m["seconds"] for m in sm], marker=marker, color=color)
         axes[0, j].set_title(f"{kind} graphs" + (" — quick" if s["quick"] else ""))
@@ -379,8 +380,12 @@ def scale_figure(result):
             axes[i, j].set_xscale("log")
         axes[2, j].set_yscale("log")
         axes[2, j].set_xlabel("training samples")
-    axes[0, 0].legend(fontsize=6)
-    fig.tight_layout()
+    # one legend under the panels, where it covers nothing: colour is the method, marker the size
+    handles = ([Line2D([], [], color=c, label=name) for name, c in zip(METHODS, ("C0", "C1", "C2", "C3"))]
+               + [Line2D([], [], color="0.4", marker=m, ls="none", label=f"{N} nodes")
+                  for N, m in zip(s["sizes"], "osd^")])
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 
 

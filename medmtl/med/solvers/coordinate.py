@@ -3,10 +3,10 @@
 For the MED duals whose terms are explicit factors (the linear SVM and SVR, feature
 selection, per-feature kernels, their multi-task forms, adaptive pooling with a linear
 kernel), the solver keeps ``u = F^T lam`` (the weights) and every ``q_t = ||u_t||^2 / 2`` up
-to date and steps one multiplier at a time, exactly along its coordinate, touching only that
-example's nonzeros (:mod:`~medmtl.med.solvers.coordinate_steps`): a pass costs one sweep over
-the nonzeros of the factors and no Gram column is ever formed, as in liblinear's dual
-coordinate descent (Hsieh et al. 2008; Fan et al. 2008), shrinking included.
+to date and steps one multiplier at a time, by Newton steps along its coordinate, touching
+only that example's nonzeros (:mod:`~medmtl.med.solvers.coordinate_steps`): a pass costs one
+sweep over the nonzeros of the factors and no Gram column is ever formed, as in liblinear's
+dual coordinate descent (Hsieh et al. 2008; Fan et al. 2008), shrinking included.
 
 **The equality of each task.** ``a_g^T lam_g = 0`` (the bias under a flat prior) couples the
 multipliers of a task, so a single coordinate cannot move on its own. Two parts handle it:
@@ -21,10 +21,12 @@ multipliers of a task, so a single coordinate cannot move on its own. Two parts 
   multiplier update takes the regularisation of the bias away, so the answer is the exact
   MED dual's;
 * Newton steps on the face of the free multipliers (:mod:`~.coordinate_face`), taken once
-  the free set has nearly settled (it changes by at most 1 % between two passes): from the
+  the free set has nearly settled (it changes by at most 10 % between two passes): from the
   point with the residuals taken out of the free multipliers, conjugate gradients in feature
-  space maximise the second-order model of ``J`` with the equalities held exactly. Their
-  equality multipliers are the new bias estimates ``b_g``. On ill-conditioned free sets
+  space maximise the second-order model of ``J`` with the equalities held exactly, and the
+  step follows the projected path of that direction (box and equalities), so that the
+  multipliers it brings to a bound leave the face at once. Their equality multipliers are
+  the new bias estimates ``b_g``. On ill-conditioned free sets
   (text, ``n`` much larger than ``D``) coordinate steps alone need many passes, face steps
   few;
 * a proximal Newton finish (:mod:`~.ssnal`, the method ``"ssnal"`` from the passes' point),
@@ -68,7 +70,7 @@ POLICY = Policy()
 
 
 class CoordinateMethod(Method):
-    """``method="cd"``: exact coordinate steps in feature space, liblinear's dual coordinate
+    """``method="cd"``: coordinate steps in feature space, liblinear's dual coordinate
     descent on the MED dual (see the module notes).
 
     It takes duals whose terms are all explicit factors (dense or ``scipy.sparse``); a dual

@@ -10,13 +10,20 @@ it maximises the second-order model of ``J``
 
     g_F^T d - 1/2 d^T F_F W F_F^T d     s.t.  a_g^T d_g = 0,  lo <= lam_F + d <= hi,
 
-by projected conjugate gradients truncated at the box (Steihaug's rule: a CG iterate that
-would leave the box, or a direction without curvature, is followed to the box and ends the
-step). ``F_F`` are the free rows of the factors and ``W`` the curvature of ``J`` in feature
-space (1 on shared columns, ``s_t`` on term ``t``'s plus ``tau_t u_t u_t^T``,
-``tau_t = s_t (1 - s_t)``), so every CG iteration is two sparse products with ``F_F``: no
-Gram matrix, column or block is formed. For a non-quadratic ``J`` the step is then cut by
-the exact line search on ``J`` (:func:`medmtl.med.solvers.kkt.line_search`).
+by conjugate gradients on the face with the box left out, then follows the projected path
+``P(lam_F + t d)`` (box and equalities, the other multipliers held) back from ``t = 1`` until
+``J`` rises enough (Armijo): the multipliers the path brings to a bound leave the face in the
+same step, so one step moves many of them (text: thousands of free multipliers, most of which
+a step would take past a bound). When no point of that path down to where ``d`` meets the box
+is taken (stiff or degenerate faces: raw or dominant features, more free multipliers than
+features), the step is an active-set one instead: CG truncated at the box (Steihaug's rule),
+the multipliers it brings to a bound leaving the face and CG going on on the smaller face, for
+a few rounds, the rounds' steps together cut by the exact line search on ``J``
+(:func:`medmtl.med.solvers.kkt.line_search`). ``F_F`` are the free rows of the factors and
+``W`` the curvature of ``J`` in feature space (1 on shared columns, ``s_t`` on term ``t``'s
+plus ``tau_t u_t u_t^T``, ``tau_t = s_t (1 - s_t)``), so every CG iteration is two sparse
+products with ``F_F``: no Gram matrix, column or block is formed, and each point of the path
+costs one more.
 """
 
 from __future__ import annotations
@@ -32,17 +39,18 @@ __all__ = ["face_step"]
 # projected gradient (or its square root, whichever is smaller: an inexact Newton method).
 _FORCING = 0.1
 _MAX_CG = 250
-# Rounds of CG on ever smaller faces in one step (each ends at the box or inside it).
+# The projected path is halved at most this many times; a point on it is taken when it
+# raises J by this fraction of the gradient's first-order gain.
+_HALVINGS = 3
+_ARMIJO = 1e-4
+# Rounds of truncated CG on ever smaller faces in one active-set step.
 _MAX_ROUNDS = 8
 
 
 def face_step(dual, rows, lam, u, q, s, free):
-    """One truncated Newton step on the face of ``free`` (indices of free multipliers).
-
-    When CG reaches the box, the multipliers it brought to a bound leave the face and CG
-    goes on from there on the smaller face, with the model's gradient there, for at most
-    ``_MAX_ROUNDS`` rounds (an active-set method on the model); the rounds' steps together
-    are one step of the model, which the line search then cuts on ``J``.
+    """One Newton step on the face of ``free`` (indices of free multipliers): along the
+    projected path of the model's Newton direction, or else an active-set step (see the
+    module notes).
 
     ``lam`` and ``u`` are updated in place; ``q`` and ``s`` are the terms' current
     ``||u_t||^2 / 2`` and switch posteriors. The multipliers must meet the equalities (the
@@ -51,72 +59,124 @@ def face_step(dual, rows, lam, u, q, s, free):
     Returns
     -------
     t : float
-        The fraction of the model's step taken (0: no step).
+        The fraction of the step's direction taken (0: no step).
     cg_iterations : int
     bias : ndarray of shape (n_groups,)
-        The equality multipliers of the model at its maximiser on the last face,
-        ``a_g^T (g - H d)_g / ||a_g||^2`` (the tasks' biases), NaN for a task without free
-        multipliers or when the last round ended at the box.
+        The equality multipliers of the model at its maximiser on the (last) face,
+        ``a_g^T (g - H d)_g / ||a_g||^2`` (the tasks' biases), when the step took that
+        maximiser inside the box; NaN otherwise and for a task without free multipliers.
     """
-    n_groups = len(dual.groups)
-    bias = np.full(n_groups, np.nan)
-    FF, cols = _free_rows(rows, free)
-    if cols.size == 0:
-        return 0.0, 0, bias
-    FT = FF.T
-    ul = u[cols]
-    ct = rows.col_term[cols]
-    sw = ct >= 0
-    tau = s * (1.0 - s) if dual.alpha > 0 else np.zeros_like(s)
-    grad_w = np.ones(cols.size)
-    grad_w[sw] = s[ct[sw]]
-    curv = _Curvature(ct, sw, ul, grad_w, tau)
+    face = _Face(dual, rows, lam, u, s, free)
+    if face.cols.size == 0:
+        return 0.0, 0, face.bias
+    t, its, delta = 0.0, 0, None
+    if face.free.size <= face.cols.size:
+        # else the face is degenerate (more free multipliers than columns): its Newton
+        # direction is mostly along the flat directions, where the path gains nothing
+        t, its, delta = _projected(face, lam, q, s)
+    if t == 0.0:
+        t, more, delta = _rounds(face, q)
+        its += more
+    if t > 0:
+        lam[free] = np.clip(lam[free] + delta, dual.lo[free], dual.hi[free])
+        u[face.cols] += face.FT @ delta
+    return t, its, face.bias
 
-    def hess(x):
-        return FF @ curv(FT @ x)
 
-    g = dual.c[free] - FF @ (grad_w * ul)
-    a = dual.a[free]
-    grp = dual.group_of[free]
-    lo_d, hi_d = dual.lo[free] - lam[free], dual.hi[free] - lam[free]
-    d = np.zeros(free.size)
-    on = np.ones(free.size, dtype=bool)
-    its = 0
-    inside = False
-    for _ in range(_MAX_ROUNDS):
-        a_on = np.where(on, a, 0.0)
-        norm_a = np.bincount(grp, a_on * a_on, minlength=n_groups)
+class _Face:
+    """The second-order model of ``J`` on the face of ``free``: its gradient ``g``, the
+    Hessian product, the projection onto the equalities (on the multipliers ``on``) and the
+    local columns and terms."""
+
+    def __init__(self, dual, rows, lam, u, s, free):
+        self.dual, self.free = dual, free
+        self.n_groups = len(dual.groups)
+        self.bias = np.full(self.n_groups, np.nan)
+        self.FF, self.cols = _free_rows(rows, free)
+        if self.cols.size == 0:
+            return
+        self.FT = self.FF.T
+        self.ul = u[self.cols]
+        self.ct = ct = rows.col_term[self.cols]
+        self.sw = sw = ct >= 0
+        tau = s * (1.0 - s) if dual.alpha > 0 else np.zeros_like(s)
+        grad_w = np.ones(self.cols.size)
+        grad_w[sw] = s[ct[sw]]
+        self.curv = _Curvature(ct, sw, self.ul, grad_w, tau)
+        self.g = dual.c[free] - self.FF @ (grad_w * self.ul)
+        self.a, self.grp = dual.a[free], dual.group_of[free]
+        self.lo, self.hi = dual.lo[free] - lam[free], dual.hi[free] - lam[free]
+
+    def hess(self, x):
+        return self.FF @ self.curv(self.FT @ x)
+
+    def projector(self, on):
+        """``x -> `` its projection onto the equalities' null space on the multipliers
+        ``on`` (zero on the others), and the squared norms ``||a_g||^2`` on them."""
+        a_on = np.where(on, self.a, 0.0)
+        norm_a = np.bincount(self.grp, a_on * a_on, minlength=self.n_groups)
         inv_norm = np.divide(1.0, norm_a, out=np.zeros_like(norm_a), where=norm_a > 0)
 
-        def project(x, a_on=a_on, inv_norm=inv_norm):
+        def project(x):
             x = np.where(on, x, 0.0)
-            return x - a_on * (np.bincount(grp, a_on * x, minlength=n_groups) * inv_norm)[grp]
+            nu = np.bincount(self.grp, a_on * x, minlength=self.n_groups) * inv_norm
+            return x - a_on * nu[self.grp]
 
-        step, k, inside = _truncated_cg(lambda x: project(hess(x)), project(g), lo_d - d, hi_d - d)
+        return project, norm_a
+
+    def set_bias(self, r, on, norm_a):
+        """The equality multipliers of the model whose residual ``g - H d`` is ``r``."""
+        has = norm_a > 0
+        self.bias[has] = np.bincount(self.grp, np.where(on, self.a, 0.0) * r,
+                                     minlength=self.n_groups)[has] / norm_a[has]
+
+
+def _projected(face, lam, q, s):
+    """The step along the projected path of the model's Newton direction on the whole face
+    (:class:`_Path`): ``(t, iterations, delta)``, ``t = 0`` when no point is taken."""
+    project, _ = face.projector(np.ones(face.free.size, dtype=bool))
+    width = face.hi - face.lo
+    d, its, _, inside = _cg(face.hess, face.g, project, -width, width, truncate=False)
+    if not np.any(d):
+        return 0.0, its, None
+    path = _Path(face.dual, lam, face.free, face.FT, (face.ul, face.ct, face.sw, q, s))
+    t, delta = path.search(d, face.g)
+    if inside and t == 1.0:
+        # the model's maximiser, projected: its equality multipliers on the multipliers
+        # the projection left inside the box
+        inner = (delta > face.lo) & (delta < face.hi)
+        face.set_bias(face.g - face.hess(delta), inner, face.projector(inner)[1])
+    return t, its, delta
+
+
+def _rounds(face, q):
+    """The active-set step: CG truncated at the box, for at most ``_MAX_ROUNDS`` rounds on
+    ever smaller faces, then the exact line search on ``J`` along the rounds' step:
+    ``(t, iterations, t * d)``."""
+    d = np.zeros(face.free.size)
+    on = np.ones(face.free.size, dtype=bool)
+    g, its = face.g, 0
+    for _ in range(_MAX_ROUNDS):
+        project, norm_a = face.projector(on)
+        step, k, g, inside = _cg(face.hess, g, project, face.lo - d, face.hi - d, truncate=True)
         its += k
         if not np.any(step):
             break
         d += step
-        g = g - hess(step)
         if inside:
-            has = norm_a > 0
-            bias[has] = np.bincount(grp, a_on * g, minlength=n_groups)[has] / norm_a[has]
+            face.set_bias(g, on, norm_a)
             break
-        # the multipliers the step brought to a bound leave the face
-        on &= (d > lo_d) & (d < hi_d)
+        on &= (d > face.lo) & (d < face.hi)  # the multipliers the step brought to a bound
         if np.count_nonzero(on) < 2:
             break
     if not np.any(d):
-        return 0.0, its, bias
-    v = FT @ d
-    t = 1.0
+        return 0.0, its, None
+    t, dual = 1.0, face.dual
     if dual.n_terms and dual.alpha > 0:
-        t = line_search(dual.alpha, float(dual.c[free] @ d), _forms(dual.n_terms, q, ul, v, ct, sw))
-        if not t > 0:
-            return 0.0, its, bias
-    lam[free] = np.clip(lam[free] + t * d, dual.lo[free], dual.hi[free])
-    u[cols] += t * v
-    return t, its, bias
+        v = face.FT @ d
+        t = line_search(dual.alpha, float(dual.c[face.free] @ d),
+                        _forms(dual.n_terms, q, face.ul, v, face.ct, face.sw))
+    return (t, its, t * d) if t > 0 else (0.0, its, None)
 
 
 def _free_rows(rows, free):
@@ -125,7 +185,10 @@ def _free_rows(rows, free):
     if rows.dense is not None:
         return rows.dense[free], np.arange(rows.dense.shape[1])
     FF = rows.F[free]
-    cols, local = np.unique(FF.indices, return_inverse=True)
+    seen = np.zeros(FF.shape[1], dtype=bool)
+    seen[FF.indices] = True
+    cols = np.flatnonzero(seen)
+    local = (np.cumsum(seen) - 1)[FF.indices]
     return sp.csr_matrix((FF.data, local, FF.indptr), shape=(free.size, cols.size)), cols
 
 
@@ -149,6 +212,56 @@ class _Curvature:
         return out
 
 
+class _Path:
+    """``J`` along the projected path ``P(lam_F + t d)`` of a face step: the free multipliers
+    ``free`` moved, clipped to the box and projected back onto the equalities
+    (:meth:`MEDDual.project` with the others held), the rise of ``J`` from the local ``u``
+    and the terms' ``q`` and posteriors ``s`` (``terms = (u, col_term, switched, q, s)``)."""
+
+    def __init__(self, dual, lam, free, FT, terms):
+        self.dual, self.lam, self.free, self.FT, self.terms = dual, lam, free, FT, terms
+        self.keep = np.ones(dual.n, dtype=bool)
+        self.keep[free] = False
+
+    def move(self, t, d):
+        """The change of the free multipliers at ``t`` on the path."""
+        x = self.lam.copy()
+        x[self.free] += t * d
+        return self.dual.project(x, keep=self.keep)[self.free] - self.lam[self.free]
+
+    def rise(self, delta):
+        """``J(lam + delta) - J(lam)`` (per switched term ``log(alpha + e^q)`` rises by
+        ``log1p(s_t expm1(dq_t))``, exactly)."""
+        u, ct, sw, q, s = self.terms
+        v = self.FT @ delta
+        sh = ~sw
+        rise = float(self.dual.c[self.free] @ delta) - float(u[sh] @ v[sh] + 0.5 * v[sh] @ v[sh])
+        if np.any(sw):
+            dq = np.bincount(ct[sw], u[sw] * v[sw] + 0.5 * v[sw] * v[sw], minlength=q.size)
+            on = np.flatnonzero(dq)
+            with np.errstate(over="ignore"):
+                rise -= float(np.sum(np.log1p(s[on] * np.expm1(dq[on]))))
+        return rise
+
+    def search(self, d, g):
+        """``(t, delta)``: the first ``t`` of ``1, 1/2, 1/4, ...`` (at most ``_HALVINGS``
+        of them, and none below the first that leaves every multiplier inside its box)
+        whose point raises ``J`` by at least ``_ARMIJO`` times the gain ``g^T delta`` of
+        the gradient ``g``; ``(0, None)`` when none does."""
+        free = self.free
+        room = _room(self.lam[free], d, self.dual.lo[free], self.dual.hi[free])
+        t = 1.0
+        for _ in range(_HALVINGS):
+            delta = self.move(t, d)
+            rise = self.rise(delta)
+            if rise > 0 and rise >= _ARMIJO * float(g @ delta):
+                return t, delta
+            if t <= room:
+                break
+            t *= 0.5
+        return 0.0, None
+
+
 def _forms(D, q, u, v, ct, sw):
     """``(A0, B0, q, B, Cq)`` of the line search from the local ``u`` and ``v = F_F^T d``
     (``v`` is zero outside the local columns, so the sums over them are complete)."""
@@ -158,34 +271,44 @@ def _forms(D, q, u, v, ct, sw):
     return float(u[sh] @ v[sh]), float(v[sh] @ v[sh]), q, B, Cq
 
 
-def _truncated_cg(H, g, lo, hi):
-    """Maximise ``g^T d - d^T H d / 2`` over ``lo <= d <= hi`` approximately: CG from 0,
-    stopped at the forcing tolerance, or followed to the box when an iterate would leave it
-    or a direction has no curvature. ``H`` maps x to the projected Hessian times x; ``g`` is
-    projected. Returns ``(d, iterations, inside)``, ``inside`` False when the box or a
-    direction without curvature ended the iteration."""
+def _cg(H, g, project, lo, hi, truncate):
+    """Maximise ``g^T d - d^T H d / 2`` over the equalities approximately: projected CG
+    from 0 (``project`` maps a residual onto the equalities' null space on the face),
+    stopped at the forcing tolerance, on a direction without curvature, or when an iterate
+    would leave ``[lo, hi]``: with ``truncate`` it is then followed to that box (Steihaug),
+    else the iterate is returned as it is (``[lo, hi]`` the box's width either side: the
+    path will clip such a coordinate whatever CG does next, and on a nearly singular face
+    the iterates grow without bound). Returns ``(d, iterations, g - H d, inside)``,
+    ``inside`` False when one of the last two ended the iteration."""
     d = np.zeros_like(g)
     r = g.copy()
-    rr = float(r @ r)
-    if not rr > 0:
-        return d, 0, True
-    stop = min(_FORCING, np.sqrt(np.sqrt(rr))) ** 2 * rr
-    p = r.copy()
+    z = project(r)
+    rz = float(r @ z)
+    if not rz > 0:
+        return d, 0, r, True
+    stop = min(_FORCING, np.sqrt(np.sqrt(rz))) ** 2 * rz
+    p = z.copy()
     for it in range(1, _MAX_CG + 1):
         Hp = H(p)
         curv = float(p @ Hp)
-        room = _room(d, p, lo, hi)
-        if not curv > 0 or rr / curv >= room:
-            return _to_box(d, p, lo, hi, room), it, False
-        step = rr / curv
+        room = _room(d, p, lo, hi) if truncate else np.inf
+        if not curv > 0 or rz / curv >= room:
+            if truncate:
+                x = _to_box(d, p, lo, hi, room)
+                return x, it, r - H(x - d), False
+            return d, it, r, False
+        step = rz / curv
         d += step * p
         r -= step * Hp
-        rr_new = float(r @ r)
-        if rr_new <= stop:
-            return d, it, True
-        p = r + (rr_new / rr) * p
-        rr = rr_new
-    return d, _MAX_CG, True
+        if not truncate and np.any((d < lo) | (d > hi)):
+            return d, it, r, False
+        z = project(r)
+        rz_new = float(r @ z)
+        if rz_new <= stop:
+            return d, it, r, True
+        p = z + (rz_new / rz) * p
+        rz = rz_new
+    return d, _MAX_CG, r, True
 
 
 def _to_box(d, p, lo, hi, room):
