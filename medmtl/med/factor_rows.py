@@ -91,8 +91,10 @@ class FactorRows:
 
     @cached_property
     def FT(self):
-        """``F^T`` in CSR (built on first use)."""
-        return self.F.T.tocsr()
+        """``F^T`` for products: a view of the dense factor where ``F`` is one (no copy: a
+        transposed CSR copy of a dense ``X`` would take one and a half times its memory),
+        else CSR (built on first use)."""
+        return self._dense.T if self._dense is not None else self.F.T.tocsr()
 
     @cached_property
     def dense(self):
