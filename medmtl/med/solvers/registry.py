@@ -498,14 +498,21 @@ def _warn_from_status(dual, sol, options):
 
 
 def _advice(dual, method):
-    """What helps a method that stopped short on ``dual``."""
-    if method != "ssnal" and "ssnal" in _REGISTRY and _REGISTRY["ssnal"].accepts(dual):
+    """What helps a method that stopped short on ``dual``: ``"ssnal"`` for a dual of explicit
+    factors (whether its layouts fit a kernel dual is known only once the kernels are
+    factorised, and on the digits kernels of the own-data matrix they do not), else
+    ``"bound"``, which takes every dual."""
+    scaling = ("standardising the features (sklearn.preprocessing.StandardScaler) also helps "
+               "every method, but changes the model.")
+    if (method != "ssnal" and "ssnal" in _REGISTRY and not dual.has_kernels
+            and _REGISTRY["ssnal"].accepts(dual)):
         return ("method='ssnal' (Newton steps in the weights) is the method least slowed "
-                "down by features of very different scales; standardising the features "
-                "(sklearn.preprocessing.StandardScaler) also helps every method, but changes "
-                "the model.")
-    return ("Standardising the features (sklearn.preprocessing.StandardScaler) helps every "
-            "method, but changes the model; or raise max_iter, or try method='bound'.")
+                "down by features of very different scales (it takes up to 2,500 weights, or "
+                f"512 per task; method='bound' takes any dual); {scaling}")
+    if method != "bound" and "bound" in _REGISTRY:
+        return (f"method='bound' (Algorithm 1, each step a QP) takes every dual and reaches "
+                f"the optimum where the pair steps stall; {scaling}")
+    return f"Raise max_iter; {scaling}"
 
 
 _BUILT_IN = ("newton", "cd", "ssnal", "bound", "direct", "auto")
