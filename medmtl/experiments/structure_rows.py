@@ -37,6 +37,8 @@ __all__ = [
 ]
 
 METHODS = ("MED", "l1 AND", "l1 OR", "GraphicalLasso")
+# each method's colour in the scale figure
+_COLOURS = dict(zip(METHODS, ("C0", "C1", "C2", "C3")))
 CONVERGED = ("converged", "optimal")
 LEVEL = 0.05
 
@@ -367,7 +369,7 @@ def scale_figure(result):
         for N, marker in zip(s["sizes"], "osd^"):
             part = [r for r in rows if r["kind"] == kind and r["n_nodes"] == N]
             T = [r["n_samples"] for r in part]
-            for name, color in zip(METHODS, ("C0", "C1", "C2", "C3")):
+            for name, color in _COLOURS.items():
                 sm = [r["summary"][name] for r in part]
                 axes[0, j].errorbar(T, [m["auc"] for m in sm], yerr=[m["auc_se"] or 0.0 for m in sm], marker=marker,
                                     color=color, capsize=2)
@@ -381,7 +383,7 @@ def scale_figure(result):
         axes[2, j].set_yscale("log")
         axes[2, j].set_xlabel("training samples")
     # one legend under the panels, where it covers nothing: colour is the method, marker the size
-    handles = ([Line2D([], [], color=c, label=name) for name, c in zip(METHODS, ("C0", "C1", "C2", "C3"))]
+    handles = ([Line2D([], [], color=c, label=name) for name, c in _COLOURS.items()]
                + [Line2D([], [], color="0.4", marker=m, ls="none", label=f"{N} nodes")
                   for N, m in zip(s["sizes"], "osd^")])
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
