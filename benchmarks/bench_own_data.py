@@ -38,7 +38,9 @@ METHODS = ("direct", "bound", "newton", "cd", "auto")
 
 
 def run_case(dual, method):
-    """``{"J", "time", "status", "warned", "method"}`` of one method on one dual."""
+    """``{"J", "time", "status", "warned", "method", "fallback", "inner"}`` of one method on
+    one dual (``{"refused"|"error", "time"}`` when it raises); ``inner`` names the QP solver
+    ``bound`` ended on where it switched (with its settings), else None."""
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -49,8 +51,11 @@ def run_case(dual, method):
         except Exception as err:  # noqa: BLE001 - a failure is a row of the table
             return {"error": f"{type(err).__name__}: {str(err)[:160]}", "time": time.perf_counter() - t0}
     warned = [str(w.message)[:160] for w in caught if issubclass(w.category, Warning)]
+    inner = sol.info.get("inner_solver_switched")
+    if inner and sol.info.get("inner_solver_settings"):
+        inner += f" {sol.info['inner_solver_settings']}"
     return {"J": sol.objective, "time": time.perf_counter() - t0, "status": sol.status,
-            "method": sol.method, "warned": warned, "fallback": sol.info.get("fallback_to")}
+            "method": sol.method, "warned": warned, "fallback": sol.info.get("fallback_to"), "inner": inner}
 
 
 def main(argv=None):

@@ -22,43 +22,25 @@ import argparse
 import json
 import os
 import sys
-import time
-import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "med"))
+sys.path.insert(0, os.path.dirname(__file__))
 
+from bench_own_data import run_case  # noqa: E402
 from own_data_cases import cases  # noqa: E402
-
-from medmtl.med.solvers import solve  # noqa: E402
-
-
-def timed(dual, method):
-    """``(solution or the error's text, seconds, warnings' texts)`` of one solve."""
-    t0 = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            sol = solve(dual, method)
-        except (RuntimeError, ValueError) as err:
-            sol = f"{type(err).__name__}: {err}"
-    return sol, time.perf_counter() - t0, [str(w.message)[:120] for w in caught]
 
 
 def row(name, dual):
     """One case: direct, then bound, as a dict."""
-    ref, t_ref, _ = timed(dual, "direct")
-    sol, t, warned = timed(dual, "bound")
-    out = {"case": name, "n": dual.n, "direct_time": t_ref, "bound_time": t, "warned": warned}
-    for who, answer in (("direct", ref), ("bound", sol)):
-        if isinstance(answer, str):
-            out["error"] = f"{who}: {answer}"
+    ref, got = run_case(dual, "direct"), run_case(dual, "bound")
+    out = {"case": name, "n": dual.n, "direct_time": ref["time"], "bound_time": got["time"],
+           "warned": got.get("warned", [])}
+    for who, answer in (("direct", ref), ("bound", got)):
+        if "J" not in answer:
+            out["error"] = f"{who}: {answer.get('refused') or answer['error']}"
             return out
-    out["direct_J"] = ref.objective
-    inner = sol.info.get("inner_solver_switched", "OSQP")
-    settings = sol.info.get("inner_solver_settings")
-    out.update(bound_J=sol.objective, status=sol.status,
-               gap=(ref.objective - sol.objective) / max(abs(ref.objective), 1e-300),
-               inner=inner + (f" {settings}" if settings else ""))
+    out.update(direct_J=ref["J"], bound_J=got["J"], status=got["status"],
+               gap=(ref["J"] - got["J"]) / max(abs(ref["J"]), 1e-300), inner=got["inner"] or "OSQP")
     return out
 
 

@@ -18,10 +18,11 @@ edge's log-odds above the prior's, ``log(1 / alpha)``.
 exactly the prior), and a solver leaves them at the prior plus its round-off, which depends
 on the method and its tolerance; edges whose evidence is equal in exact arithmetic come out
 a round-off apart. The resolution of ``q`` is ten times the
-solver's KKT tolerance: evidence within it of 0 is a tie with the prior (the posterior is
-the prior exactly, never an edge), and evidence values within it of each other are one
-value (:func:`snap_ties`), so every method gives the same graph and the same ranking of the
-edges.
+solver's KKT tolerance, relative to ``q`` where ``q`` exceeds 1 (the solvers stop on a
+relative criterion, so a large evidence carries a proportionally large round-off):
+evidence within it of 0 is a tie with the prior (the posterior is the prior exactly, never
+an edge), and evidence values within it of each other are one value (:func:`snap_ties`),
+so every method gives the same graph and the same ranking of the edges.
 
 **The edge rule.** At ``alpha = 1`` every edge with any evidence has a posterior above 1/2,
 and the data give every pair of nodes some evidence by chance: the posterior alone does not
@@ -106,15 +107,16 @@ def as_spins(X, coding=None, name="X"):
 
 def snap_ties(evidence, tol):
     """Evidence with round-off taken out: values within ``tol`` of 0 become 0 (the prior),
-    and values that a chain of gaps of at most ``tol`` joins become one (their mean), so that
-    edges whose evidence differs only by a solver's round-off are ties.
+    and values that a chain of gaps joins become one (their mean), a gap joining two values
+    when it is at most ``tol * max(1, q)`` for the larger of them, so that edges whose
+    evidence differs only by a solver's round-off are ties.
 
     Parameters
     ----------
     evidence : ndarray of shape (n_edges,)
         ``q`` per edge, >= 0.
     tol : float
-        The resolution of ``q``.
+        The resolution of ``q``: absolute up to ``q = 1``, relative above.
 
     Returns
     -------
@@ -122,13 +124,15 @@ def snap_ties(evidence, tol):
 
     Examples
     --------
-    >>> snap_ties(np.array([3e-9, 0.5, 0.2, 0.5 + 4e-8]), 1e-5).round(9).tolist()
-    [0.0, 0.50000002, 0.2, 0.50000002]
+    >>> snap_ties(np.array([3e-9, 0.5, 0.2, 0.5 + 4e-8, 6.64087, 6.64088]), 1e-5).round(9).tolist()
+    [0.0, 0.50000002, 0.2, 0.50000002, 6.640875, 6.640875]
     """
     q = np.where(evidence <= tol, 0.0, evidence)
     order = np.argsort(q, kind="stable")
-    group = np.concatenate(([0], np.cumsum(np.diff(q[order]) > tol)))
-    means = np.bincount(group, q[order]) / np.bincount(group)
+    ranked = q[order]
+    joined = np.diff(ranked) <= tol * np.maximum(1.0, ranked[1:])
+    group = np.concatenate(([0], np.cumsum(~joined)))
+    means = np.bincount(group, ranked) / np.bincount(group)
     out = np.empty_like(q)
     out[order] = means[group]
     return out
@@ -224,7 +228,8 @@ class MEDGraphicalModel(MEDBase):
         The posterior at ``evidence_cut_`` (``threshold`` itself when it is a number).
     tie_tol_ : float
         The evidence at or below which an edge is a tie with the prior: ten times the KKT
-        tolerance of the solve (the method's ``kkt_tol``, ``1e-6`` by default).
+        tolerance of the solve (the method's ``kkt_tol``, ``1e-6`` by default). Evidences
+        within ``tie_tol_ * max(1, q)`` of each other are one value (:func:`snap_ties`).
     coef_ : ndarray of shape (n_nodes, n_nodes)
         Row ``m``: node ``m``'s weights on the other nodes' spins (posterior means
         ``s_hat(m, d) u_md``), zero diagonal. Not symmetric: the switches are shared, the

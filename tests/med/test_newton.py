@@ -357,3 +357,27 @@ def test_a_badly_scaled_kernel_ends_with_at_most_one_warning(regression):
     assert all(w.category is ConvergenceWarning for w in caught)
     assert sol.objective > 0
     assert dual.kkt_violation(sol.lam)["equality"] <= 1e-8 * np.abs(sol.lam).sum()
+
+def test_where_ssnal_cannot_finish_newton_goes_on_with_more_pair_steps(monkeypatch):
+    # a subproblem that uses the short pair-step budget of a run that could hand over, and a
+    # finish that cannot take the dual (as on raw digits' multi-task kernels): Newton must go
+    # on from its last point to the direct solve's optimum, without a warning
+    import medmtl.med.solvers.newton as newton_module
+
+    dual = model_dual("ks_multi", alpha=3.0)
+    ref = reference_solution(dual)
+    monkeypatch.setattr(newton_module, "_short_budget", lambda n: 3)
+    monkeypatch.setattr(newton_module, "ssnal_finish", lambda *args: None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = newton(dual)
+    assert caught == []
+    assert sol.status == "converged"
+    assert sol.info["extended"] == {"because": "max_steps", "max_steps": newton_module._long_budget(dual.n)}
+    assert sol.info["smo_steps"][0] == 3 and len(sol.info["smo_steps"]) >= 2
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+    _assert_monotone(sol.objective_path)
+    # a caller's own budget is theirs to keep: no extension
+    with pytest.warns(ConvergenceWarning, match="max_steps"):
+        capped = newton(dual, max_steps=3)
+    assert "extended" not in capped.info and capped.status == "max_steps"

@@ -104,6 +104,32 @@ def test_dense_factors_too_long_for_sparse_products_take_the_dense_flat_layout(m
         dual.objective(dual.project(blocks[0])), rel=1e-9)
 
 
+def test_the_dense_layout_forms_its_gram_in_row_chunks_and_reads_columns_without_copies(monkeypatch):
+    # memory: the Gram of the rows inside is summed over chunks of rows (no copy of all of
+    # them beside F), and a task's columns are read from its rows' indices in place; both
+    # give what the whole-matrix forms give
+    import scipy.sparse as sp
+
+    from medmtl.med.solvers import ssnal_layouts
+
+    dual = _stiff_dense_dual()
+    rows = dual.factor_rows()
+    monkeypatch.setattr(ssnal_layouts, "MAX_BLOCK", 0)
+    monkeypatch.setattr(ssnal_layouts, "MAX_FLAT_WORK", 0.0)
+    lay = layout_of(dual, rows)
+    inside = np.random.default_rng(3).random(dual.n) < 0.6
+    whole = lay._syrk(inside)
+    monkeypatch.setattr(ssnal_layouts, "_SYRK_CHUNK_BYTES", 8 * rows.dense.shape[1] * 7)
+    chunked = lay._syrk(inside)
+    M = rows.dense[inside]
+    assert np.allclose(np.triu(chunked), np.triu(M.T @ M), rtol=1e-12, atol=1e-10)
+    assert np.allclose(chunked, whole, rtol=1e-12, atol=1e-10)
+    assert not np.any(lay._syrk(np.zeros(dual.n, dtype=bool)))
+    A = sp.random(60, 30, density=0.15, format="csr", random_state=4)
+    for r in (np.arange(10, 45), np.array([2, 9, 33, 50]), np.arange(0)):
+        assert np.array_equal(ssnal_layouts._columns_of(A, r), np.unique(A[r].indices))
+
+
 def test_a_stiff_dual_whose_passes_crawl_takes_the_finish_early():
     dual = _stiff_dense_dual()
     sol = solve(dual, "cd")

@@ -72,7 +72,10 @@ class NewtonMethod(Method):
     features of very different scales, a dominant column): a subproblem then uses its
     ``max_steps``. The run hands over to ``"ssnal"``, which works in the weights, where the
     scale of the features does not slow it down; ``info["handover"]`` records that it did,
-    why, and the finish's counts, and the status is the finish's.
+    why, and the finish's counts, and the status is the finish's. Where ``"ssnal"`` cannot
+    finish (no layout of its takes the dual, or it ends below Newton's ``J``) and
+    ``max_steps`` is the default, Newton goes on from its last point with the budget of a run
+    that cannot hand over; ``info["extended"]`` records that it did.
 
     Below the rounding floor of the gradient (:func:`~medmtl.med.solvers.kkt.rounding_floor`:
     about ``256 eps`` times the largest Hessian diagonal times ``sum |lam|``), a KKT gap
@@ -139,8 +142,9 @@ class NewtonMethod(Method):
         handover = options["handover"] and ssnal_accepts(dual)
         max_steps = options["max_steps"]
         if max_steps is None:
-            max_steps = max(10**5, 200 * n) if handover else max(10**7, 100 * n)
+            max_steps = _short_budget(n) if handover else _long_budget(n)
         lam = np.zeros(n) if init is None else init
+        extended = None
         with one_blas_thread():
             model = make_model(dual, lam, options)
             # a warm start is usually close enough for the model to be trusted from the start
@@ -151,8 +155,22 @@ class NewtonMethod(Method):
             handed = None
             if handover and run.status in _HAND_OVER:
                 handed = _hand_over(dual, lam, J, options["kkt_tol"])
+                if (handed is None and run.status == "max_steps" and options["max_steps"] is None
+                        and run.n_iter < options["max_iter"]):
+                    # "ssnal" cannot finish this dual (no layout takes it, or it ends lower):
+                    # Newton goes on from its last point with the budget of a run that
+                    # cannot hand over
+                    extended = {"because": "max_steps", "max_steps": _long_budget(n)}
+                    model = make_model(dual, lam, options)
+                    more = _iterate(dual, model, eps_final, options["tol"], options["max_iter"] - run.n_iter,
+                                    extended["max_steps"], trusted=True)
+                    J, grad, s_final = model.finish()
+                    lam = model.lam
+                    run.extend(more)
         run.path[-1] = J
         info = {} if grad is None else {"duality_gap": duality_gap(dual, lam, grad)}
+        if extended is not None:
+            info["extended"] = extended
         if handed is not None:
             lam, J, run.gap, status, stats = handed
             info = {"handover": {"to": "ssnal", "because": run.status, **stats}}
@@ -179,6 +197,16 @@ class NewtonMethod(Method):
 _HAND_OVER = ("max_steps", "stalled")
 
 
+def _short_budget(n):
+    """SMO pair steps per subproblem when the run can hand over to ``"ssnal"``."""
+    return max(10**5, 200 * n)
+
+
+def _long_budget(n):
+    """SMO pair steps per subproblem when it cannot."""
+    return max(10**7, 100 * n)
+
+
 def _hand_over(dual, lam, J, kkt_tol):
     """``"ssnal"`` from Newton's last point: ``(lam, J, gap, status, stats)``, or None when
     its layouts do not take the dual or it ends below Newton's ``J``."""
@@ -195,6 +223,13 @@ class _Run:
     def __init__(self, J):
         self.path, self.steps = [J], []
         self.status, self.gap, self.n_iter = "max_iter", np.inf, 0
+
+    def extend(self, more):
+        """Append the iterations of ``more``, a run that went on from this one's end."""
+        self.path += more.path[1:]
+        self.steps += more.steps
+        self.n_iter += more.n_iter
+        self.status, self.gap = more.status, more.gap
 
 
 def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):

@@ -27,6 +27,8 @@ MAX_BLOCK = 512
 MAX_DENSE = 2e7
 # The flat layout forms the (R + G)-square Hessian: at most this many weights and biases,
 # and this many multiply-adds to form it (the sum over the rows of their nonzeros squared).
+# Rows of the dense factors copied at a time to form a Gram matrix.
+_SYRK_CHUNK_BYTES = 1 << 25
 MAX_FLAT = 2500
 MAX_FLAT_WORK = 2e9
 # Conjugate-gradient iterations per Newton step at most, and the fraction of the Newton
@@ -151,7 +153,7 @@ class Blocks:
             return None
         owner = np.full(F.shape[1], -1)
         for g, r in enumerate(dual.groups):
-            cols = np.unique(F[r].indices)
+            cols = _columns_of(F, r)
             if np.any(owner[cols] >= 0):
                 return None
             owner[cols] = g
@@ -237,6 +239,18 @@ class Blocks:
         rhs[~has, -1] = 0.0
         P, its = _pcg(H, M, rhs)
         return P, its, has
+
+
+def _columns_of(F, r):
+    """The columns that the rows ``r`` of the CSR matrix ``F`` touch, sorted, without a copy
+    of those rows where they are contiguous (a task's rows usually are)."""
+    if r.size and np.all(np.diff(r) == 1):
+        touched = F.indices[F.indptr[r[0]]:F.indptr[r[-1] + 1]]
+    else:
+        touched = F[r].indices
+    seen = np.zeros(F.shape[1], dtype=bool)
+    seen[touched] = True
+    return np.flatnonzero(seen)
 
 
 class Flat:
@@ -345,11 +359,15 @@ class DenseFlat(Flat):
                                np.bincount(self.group_of, self.a_rows * lam, minlength=self.G)])
 
     def _syrk(self, mask):
-        """The upper triangle of ``F_m^T F_m`` for the rows in ``mask``."""
-        M = self.Fd[mask]
-        if M.shape[0] == 0:
-            return np.zeros((self.R, self.R))
-        return sla.blas.dsyrk(1.0, M.T, trans=0, lower=0)
+        """The upper triangle of ``F_m^T F_m`` for the rows in ``mask``, summed over chunks
+        of rows so that the copy of the rows taken stays small beside ``F``."""
+        picked = np.flatnonzero(mask)
+        out = np.zeros((self.R, self.R))
+        step = max(1, _SYRK_CHUNK_BYTES // max(8 * self.R, 1))
+        for s0 in range(0, picked.size, step):
+            M = self.Fd[picked[s0:s0 + step]]
+            out = sla.blas.dsyrk(1.0, M.T, beta=1.0, c=out, trans=0, lower=0, overwrite_c=True)
+        return out
 
     def _gram_of(self, inside):
         """``F_I^T F_I`` (upper triangle) for ``I = inside``."""
