@@ -381,3 +381,19 @@ def test_where_ssnal_cannot_finish_newton_goes_on_with_more_pair_steps(monkeypat
     with pytest.warns(ConvergenceWarning, match="max_steps"):
         capped = newton(dual, max_steps=3)
     assert "extended" not in capped.info and capped.status == "max_steps"
+
+
+def test_a_step_that_does_not_raise_j_ends_the_iterations_instead_of_repeating(monkeypatch):
+    # a step that is not taken leaves lam where it was, so every later iteration would repeat
+    # it until max_iter: the run stops ("stalled" where the model promised a real gain, and
+    # hands over to "ssnal", which finishes at the direct solve's optimum)
+    import medmtl.med.solvers.newton as newton_module
+
+    dual = model_dual("fs_single", alpha=3.0)
+    ref = reference_solution(dual)
+    monkeypatch.setattr(newton_module, "line_search", lambda *args: 0.0)
+    sol = newton(dual)
+    assert sol.n_iter == 1
+    assert sol.info["handover"]["because"] == "stalled"
+    assert sol.status == "converged"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)

@@ -90,8 +90,10 @@ class NewtonMethod(Method):
     Newton model's Hessian is summed or cached in single precision: non-quadratic ``J``,
     whose steps are checked against the exact ``J`` and gradient). The status is
     ``"converged"``, ``"max_iter"``, ``"max_steps"`` (a subproblem used its ``max_steps``),
-    ``"rounding"`` (stopped at the rounding floor above ``kkt_tol``) or ``"stalled"`` (the
-    subproblem could not move although the KKT gap was above tolerance).
+    ``"rounding"`` (stopped at the rounding floor above ``kkt_tol``, or where the step left
+    would gain less than ``J``'s own rounding) or ``"stalled"`` (the subproblem could not
+    move although the KKT gap was above tolerance, or its step did not raise ``J``: the
+    iterations would repeat it).
 
     Examples
     --------
@@ -197,6 +199,11 @@ class NewtonMethod(Method):
 _HAND_OVER = ("max_steps", "stalled")
 
 
+# Relative rounding of J: a step that lowers J by at most this much of the size of its terms
+# is round-off.
+_J_ROUNDING = 64 * np.finfo(float).eps
+
+
 def _short_budget(n):
     """SMO pair steps per subproblem when the run can hand over to ``"ssnal"``."""
     return max(10**5, 200 * n)
@@ -277,7 +284,7 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
         else:
             forms = model.forms(d)
             t = line_search(dual.alpha, float(dual.c @ d), forms)
-        gain = 0.0
+        gain, J_new = 0.0, -np.inf
         if t > 0:
             lam_new = x if t == 1.0 else np.clip(lam + t * d, dual.lo, dual.hi)
             J_new = model.trial(lam_new, t, grad_b * dual.a if quadratic else None)
@@ -292,6 +299,18 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
         if steps >= max_steps:
             # one subproblem used the whole budget: stop rather than start another
             run.gap, run.status = inner_gap, "max_steps"
+            break
+        if J_new < J:
+            # no step taken: lam did not move, so every later iteration would repeat this
+            # one. Where the step was to gain no more than J's own rounding (by the model, or
+            # for a quadratic J by the fall), J cannot resolve it: the answer is as exact as
+            # the arithmetic allows; else the step itself failed.
+            size = abs(J) + 2.0 * abs(float(dual.c @ lam))  # of J's terms: c^T lam and the rest
+            if forms is None:
+                at_rounding = J - J_new <= _J_ROUNDING * size
+            else:
+                at_rounding = _model_gain(g0, d, s, tau, forms) <= _J_ROUNDING * size
+            run.status = "rounding" if at_rounding else "stalled"
             break
         if quadratic and inner_gap <= eps_final:
             run.gap = inner_gap
