@@ -24,7 +24,6 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "med"))
-sys.path.insert(0, os.path.dirname(__file__))
 
 from bench_own_data import run_case  # noqa: E402
 from own_data_cases import cases  # noqa: E402

@@ -358,6 +358,7 @@ def test_a_badly_scaled_kernel_ends_with_at_most_one_warning(regression):
     assert sol.objective > 0
     assert dual.kkt_violation(sol.lam)["equality"] <= 1e-8 * np.abs(sol.lam).sum()
 
+
 def test_where_ssnal_cannot_finish_newton_goes_on_with_more_pair_steps(monkeypatch):
     # a subproblem that uses the short pair-step budget of a run that could hand over, and a
     # finish that cannot take the dual (as on raw digits' multi-task kernels): Newton must go

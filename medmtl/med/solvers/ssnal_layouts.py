@@ -27,10 +27,10 @@ MAX_BLOCK = 512
 MAX_DENSE = 2e7
 # The flat layout forms the (R + G)-square Hessian: at most this many weights and biases,
 # and this many multiply-adds to form it (the sum over the rows of their nonzeros squared).
-# Rows of the dense factors copied at a time to form a Gram matrix.
-_SYRK_CHUNK_BYTES = 1 << 25
 MAX_FLAT = 2500
 MAX_FLAT_WORK = 2e9
+# Bytes of the dense factors' rows copied at a time to form a Gram matrix.
+_SYRK_CHUNK_BYTES = 1 << 25
 # Conjugate-gradient iterations per Newton step at most, and the fraction of the Newton
 # system's residual at which CG stops.
 _MAX_CG = 100
