@@ -230,6 +230,12 @@ def test_auto_picks_a_correct_solver():
     y = np.where(np.arange(400) % 2, 1, -1)
     assert choose_method(svm_dual([X], [y], "linear")) == "cd"
     assert choose_method(svm_dual([X.toarray()], [y], "linear")) == "newton"
+    # from 1,000 dense rows, the coordinate method when the columns are at most half as many
+    rng = np.random.default_rng(4)
+    y = np.where(np.arange(1200) % 2, 1, -1)
+    assert choose_method(svm_dual([rng.normal(size=(1200, 600))], [y], "linear")) == "cd"
+    assert choose_method(svm_dual([rng.normal(size=(1200, 601))], [y], "linear")) == "newton"
+    assert choose_method(svm_dual([rng.normal(size=(999, 20))], [y[:999]], "linear")) == "newton"
     # an option only Newton has, set away from its default, keeps Newton
     assert choose_method(dual, {"cache_size": 64.0}) == "newton"
     assert solve(dual, "auto", options={"cache_size": 64.0}).method == "newton"

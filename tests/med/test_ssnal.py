@@ -11,12 +11,13 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from medmtl.med.dual import MEDDual
 from medmtl.med.solvers import coordinate, solve
 from medmtl.med.solvers.ssnal import layout_of, prox_newton
-from medmtl.med.solvers.ssnal_layouts import Conjugate
+from medmtl.med.solvers.ssnal_layouts import Conjugate, Flat
 from med_testdata import assert_kkt, reference_solution
 from test_coordinate import FACTOR_KINDS, factor_dual
 
@@ -71,8 +72,21 @@ def test_a_column_shared_by_two_tasks_takes_the_flat_layout():
     dual = MEDDual(c=np.ones(4), lo=0.0, hi=1.0, a=[1.0, -1.0, 1.0, -1.0],
                    groups=[np.arange(2), np.arange(2, 4)], Phi=F, alpha=2.0)
     rows = dual.factor_rows()
-    assert type(layout_of(dual, rows)).__name__ == "Flat"
+    assert isinstance(layout_of(dual, rows), Flat)
     lam, gap, _ = prox_newton(dual, rows, dual.project(np.full(4, 0.5)), 1e-2, 1e-6)
+    assert dual.objective(dual.project(lam)) == pytest.approx(solve(dual, "direct").objective, rel=1e-6)
+
+
+def test_sparse_factors_with_a_shared_column_take_the_sparse_flat_layout():
+    rng = np.random.default_rng(1)
+    F = sp.random(40, 12, density=0.1, random_state=rng, format="lil")
+    F[:, 0] = 1.0  # a column both tasks use
+    dual = MEDDual(c=np.ones(40), lo=0.0, hi=1.0, a=np.where(np.arange(40) % 2, 1.0, -1.0),
+                   groups=[np.arange(20), np.arange(20, 40)], Phi=F.tocsr(), alpha=2.0)
+    rows = dual.factor_rows()
+    assert rows.dense is None and type(layout_of(dual, rows)).__name__ == "Flat"
+    lam, gap, _ = prox_newton(dual, rows, dual.project(np.full(40, 0.5)), 1e-2, 1e-7)
+    assert gap <= 1e-7
     assert dual.objective(dual.project(lam)) == pytest.approx(solve(dual, "direct").objective, rel=1e-6)
 
 
@@ -88,7 +102,8 @@ def _stiff_dense_dual(n=300, D=120, alpha=1.0, seed=0):
     return feature_selection_dual([X], [y], C=1.0, alpha=alpha)
 
 
-def test_dense_factors_too_long_for_sparse_products_take_the_dense_flat_layout(monkeypatch):
+def test_dense_factors_take_the_dense_flat_layout_however_short(monkeypatch):
+    # BLAS products, not sparse ones, even where the sparse work would be allowed
     from medmtl.med.solvers import ssnal_layouts
 
     dual = _stiff_dense_dual()
@@ -96,7 +111,6 @@ def test_dense_factors_too_long_for_sparse_products_take_the_dense_flat_layout(m
     start = dual.project(np.full(dual.n, 0.5))
     blocks = prox_newton(dual, rows, start, 1.0, 1e-7)
     monkeypatch.setattr(ssnal_layouts, "MAX_BLOCK", 0)
-    monkeypatch.setattr(ssnal_layouts, "MAX_FLAT_WORK", 0.0)
     assert type(layout_of(dual, rows)).__name__ == "DenseFlat"
     dense = prox_newton(dual, rows, start, 1.0, 1e-7)
     assert dense[1] <= 1e-7 and blocks[1] <= 1e-7
@@ -191,7 +205,7 @@ def test_the_ising_duals_that_the_passes_leave_at_the_limit_converge():
     assert_kkt(dual, sol.lam, 1e-5)
 
 
-def test_the_newton_tolerances_shrink_so_a_step_that_raises_the_gap_is_recovered():
+def test_the_newton_tolerances_shrink_so_a_step_that_raises_the_gap_is_recovered(monkeypatch):
     # From pass 50 of this dual (100 nodes, 1,000 samples, C = 0.003, alpha = 1) the first
     # proximal step, solved to a tenth of the passes' spread, leaves a larger KKT gap than it
     # started from. With each step's Newton tolerance tied to the last gap, the tolerances
@@ -202,6 +216,8 @@ def test_the_newton_tolerances_shrink_so_a_step_that_raises_the_gap_is_recovered
 
     _, X, _ = ising_problem("random", 100, 1000, rep=0)
     dual = ising_structure_dual(X.astype(float), C=0.003, alpha=1.0)
+    # the finish from pass 50, where the case was found (the default now takes it at 20)
+    monkeypatch.setattr(coordinate, "POLICY", dataclasses.replace(coordinate.POLICY, finish_after=50))
     sol = solve(dual, "cd")
     assert sol.status == "converged" and sol.info["kkt_gap"] <= 1e-6
     assert sol.info["passes"] == 50 and sol.info["prox_steps"] <= 10

@@ -77,7 +77,11 @@ class Policy:
         ``n = D = 20,000`` 2.4x faster).
     finish_after : int
         Passes before the proximal Newton finish is first tried; it is tried again whenever
-        the passes have doubled.
+        the passes have doubled. Sparse duals whose passes converge do so within it (text-like
+        rows, 2,000 to 20,000 examples: 18 passes); duals whose passes creep take it early:
+        the Ising structure duals, 100 nodes x 1,000 samples, 9.7 s in CPU time at 20 passes
+        against 13.9 s at 50, and dense feature selection at 2,000 x 200, 0.35 s against
+        0.48 s. At 10 passes the sparse ones paid for a finish they did not need (13x).
     finish_steps : int
         Proximal steps of one finish at most.
     crawl_passes, crawl_spread, crawl_stiffness : int, float, float
@@ -97,7 +101,7 @@ class Policy:
     refresh_every: int = 16
     face_change: float = 0.1
     stiff_face_change: float = 0.01
-    finish_after: int = 50
+    finish_after: int = 20
     finish_steps: int = 40
     crawl_passes: int = 10
     crawl_spread: float = 0.5

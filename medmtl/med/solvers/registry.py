@@ -155,10 +155,21 @@ def unregister_method(name):
 # Sparse feature selection (switched terms) from n = 50: its face steps follow the projected
 # path (issue 30), and on 20 Newsgroups pairs of 40 to 150 posts and random text-like rows
 # (n = 100 and 200, D = 2,000 and 20,000) "cd" took 0.4-0.7x Newton's time.
+# Below 2,000 multipliers, dense factors go to "cd" from n = 1,000 when they have at most
+# n / 2 columns: random dense data at n = 1,000 and 1,797 with 10 to 300 columns, "cd" took
+# 0.1-1.2x Newton's time (at 64 to 200 columns 0.1-0.7x), with 500 to 1,000 columns 0.9-4.8x;
+# on scikit-learn's digits (1,797 x 64, raw or rescaled) Newton took 1.8-8 s, "cd" 0.06-0.3 s.
 _AUTO_CD_MIN_N = 2000
+_AUTO_CD_MIN_N_NARROW = 1000
+_AUTO_CD_MAX_WIDTH = 0.5
 _AUTO_CD_MIN_N_SPARSE = 300
 _AUTO_CD_MIN_N_SWITCHED = 50
 _AUTO_CD_MAX_DENSITY = 0.3
+
+
+def _factor_columns(dual):
+    """The number of columns of the dual's factors."""
+    return sum(M.shape[1] for M in (dual.Phi0, dual.Phi) if M is not None)
 
 
 def _sparse_factors(dual):
@@ -175,8 +186,9 @@ def choose_method(dual, options=None):
 
     A dual of explicit factors (linear and feature models, per-feature kernels, adaptive
     pooling with a linear kernel) goes to the coordinate method ``"cd"`` when it has at
-    least 2,000 multipliers, or sparse factors (at most 30 % nonzeros) and at least 300
-    multipliers (50 for feature selection, whose ``J`` has switched terms);
+    least 2,000 multipliers, or at least 1,000 and at most half as many factor columns, or
+    sparse factors (at most 30 % nonzeros) and at least 300 multipliers (50 for feature
+    selection, whose ``J`` has switched terms);
     everything else, kernel duals included, goes to ``"newton"``, as does a dual for which an
     option only Newton has (``cache_size``, ``max_steps``, ``group_grams``) is set away
     from its default. The thresholds are where ``benchmarks/bench_med.py`` measured the
@@ -197,6 +209,8 @@ def choose_method(dual, options=None):
     if tuned or not cd.accepts(dual):
         return "newton"
     if dual.n >= _AUTO_CD_MIN_N:
+        return "cd"
+    if dual.n >= _AUTO_CD_MIN_N_NARROW and _factor_columns(dual) <= _AUTO_CD_MAX_WIDTH * dual.n:
         return "cd"
     switched = dual.n_terms > 0 and dual.alpha > 0
     least = _AUTO_CD_MIN_N_SWITCHED if switched else _AUTO_CD_MIN_N_SPARSE

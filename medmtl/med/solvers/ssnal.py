@@ -158,7 +158,7 @@ class _Prox:
         return moved
 
 
-def prox_newton(dual, rows, lam, spread, eps, max_prox=40):
+def prox_newton(dual, rows, lam, spread, eps, max_prox=40, layout=None):
     """Proximal Newton steps from ``lam`` until the KKT gap is below ``eps`` (module notes).
 
     Parameters
@@ -173,6 +173,8 @@ def prox_newton(dual, rows, lam, spread, eps, max_prox=40):
         The KKT tolerance: the largest violating pair's gap (scaled by ``1 / |a_i|``).
     max_prox : int, default=40
         Proximal steps at most.
+    layout : Blocks or Flat, optional
+        ``layout_of(dual, rows)`` when the caller has it already (it copies the factors).
 
     Returns
     -------
@@ -181,7 +183,7 @@ def prox_newton(dual, rows, lam, spread, eps, max_prox=40):
     ``{"prox_steps", "newton_steps", "cg_iterations", "primal"}``, the last the primal
     objective at the last weights and biases (an upper bound on the optimal ``J``).
     """
-    lay = layout_of(dual, rows)
+    lay = layout_of(dual, rows) if layout is None else layout
     if lay is None:
         return None
     width = float(np.max(np.maximum(np.abs(dual.lo), np.abs(dual.hi)) / np.abs(dual.a)))
@@ -409,7 +411,8 @@ def finish(dual, rows, lam, kkt_tol, max_prox, spread=None, raw=None):
         start = gap if spread is None else spread
         center = answer if raw is None else raw
         spread = raw = None  # later rounds start from their own point and gap
-        found = prox_newton(view, rows, center, start, target, max_prox - stats["prox_steps"])
+        found = prox_newton(view, rows, center, start, target, max_prox - stats["prox_steps"],
+                            layout=lay)
         if found is None:
             return None
         iterate, raw_gap, counts = found

@@ -271,12 +271,14 @@ class Flat:
         R, G = rows.F.shape[1], len(dual.groups)
         if R == 0 or R + G > MAX_FLAT:
             return None
+        if rows.dense is not None:
+            # dense factors: the Hessian is one BLAS product, far cheaper per multiply-add
+            # than a sparse one (digits-sized dense X, 1,797 x 1,000: a finish of 41 Newton
+            # steps took 68 s through the sparse product, 1.4 s through BLAS)
+            return DenseFlat(dual, rows)
         per_row = np.diff(rows.F.indptr).astype(float) + 1.0
         if float(per_row @ per_row) <= MAX_FLAT_WORK:
             return cls(dual, rows)
-        if rows.dense is not None:
-            # dense factors: the Hessian is one BLAS product, far cheaper per multiply-add
-            return DenseFlat(dual, rows)
         return None
 
     def rows_of(self, x, fill=0.0):
