@@ -384,6 +384,30 @@ def test_where_ssnal_cannot_finish_newton_goes_on_with_more_pair_steps(monkeypat
     assert "extended" not in capped.info and capped.status == "max_steps"
 
 
+def test_where_the_longer_budget_runs_out_too_newton_hands_over_to_the_bound(monkeypatch):
+    # kernels of very different scales (digits, columns rescaled by 1e-4..1e4): a subproblem
+    # used the longer budget too and Newton stopped 89 % below the optimum, with a warning;
+    # Algorithm 1 from its last point must reach the direct solve's optimum, without one
+    import medmtl.med.solvers.newton as newton_module
+
+    dual = model_dual("ks_multi", alpha=3.0)
+    ref = reference_solution(dual)
+    monkeypatch.setattr(newton_module, "_short_budget", lambda n: 3)
+    monkeypatch.setattr(newton_module, "_long_budget", lambda n: 3)
+    monkeypatch.setattr(newton_module, "ssnal_finish", lambda *args: None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sol = newton(dual)
+    assert caught == []
+    assert sol.info["handover"]["to"] == "bound" and sol.info["handover"]["because"] == "max_steps"
+    assert sol.status == "converged"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+    # without the handover the run keeps its status, and warns
+    with pytest.warns(ConvergenceWarning, match="max_steps"):
+        kept = newton(dual, handover=False)
+    assert kept.status == "max_steps" and "handover" not in kept.info
+
+
 def test_a_step_that_does_not_raise_j_ends_the_iterations_instead_of_repeating(monkeypatch):
     # a step that is not taken leaves lam where it was, so every later iteration would repeat
     # it until max_iter: the run stops ("stalled" where the model promised a real gain, and
