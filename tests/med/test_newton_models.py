@@ -9,7 +9,6 @@ reach the direct exponential-cone solve's J and satisfy the KKT conditions in do
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from medmtl.kernels import LinearKernel, RBFKernel
 from medmtl.med.builders import feature_selection_dual, kernel_selection_dual, svm_dual
@@ -113,31 +112,3 @@ def test_column_cache_matches_explicit_hessian():
     for i in idx:
         np.testing.assert_allclose(cache.cache[cache.slot_of[i]], Q[:, i], rtol=1e-10, atol=1e-10)
 
-
-def test_a_large_slab_is_mapped_memory_whose_columns_are_those_of_a_small_one():
-    # a slab of 4 MB and more comes from an anonymous map, not numpy's allocator (which
-    # advises huge pages for it, whose first touch may compact memory): zeroed, C-ordered,
-    # writable, and it holds the same columns
-    import mmap
-
-    from medmtl.med.solvers import column_cache
-
-    class Identity:
-        weight = np.ones(5)
-        V = None
-
-    X = np.random.default_rng(0).normal(size=(800, 5))
-    big = ColumnCache(sp.csr_matrix(X), X, np.ones(800), Identity(), 8 << 20)
-    small = ColumnCache(sp.csr_matrix(X), X, np.ones(800), Identity(), 1 << 20)
-    assert big.cache.nbytes >= column_cache._HUGE_PAGE_ADVICE_BYTES > small.cache.nbytes
-    base = big.cache
-    while isinstance(base, np.ndarray):
-        base = base.base
-    assert isinstance(base.obj if isinstance(base, memoryview) else base, mmap.mmap)
-    assert big.cache.flags.c_contiguous and big.cache.flags.writeable and not big.cache.any()
-    idx = [3, 799, 41]
-    big.fill(idx)
-    small.fill(idx)
-    for i in idx:
-        np.testing.assert_array_equal(big.cache[big.slot_of[i]], small.cache[small.slot_of[i]])
-        np.testing.assert_allclose(big.cache[big.slot_of[i]], X @ X[i], rtol=1e-12)

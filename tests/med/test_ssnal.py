@@ -141,7 +141,21 @@ def test_the_dense_layout_forms_its_gram_in_row_chunks_and_reads_columns_without
     assert not np.any(lay._syrk(np.zeros(dual.n, dtype=bool)))
     A = sp.random(60, 30, density=0.15, format="csr", random_state=4)
     for r in (np.arange(10, 45), np.array([2, 9, 33, 50]), np.arange(0)):
-        assert np.array_equal(ssnal_layouts._columns_of(A, r), np.unique(A[r].indices))
+        assert np.array_equal(ssnal_layouts.columns_of(A, r), np.unique(A[r].indices))
+
+
+def test_the_finish_comes_later_for_tasks_too_wide_for_small_newton_systems():
+    # at pass 20 where every task's rows touch at most 500 columns, else at pass 50: a wide
+    # dense dual's passes converge before a finish that factorises its width would pay
+    from medmtl.med.builders import feature_selection_dual
+
+    rng = np.random.default_rng(0)
+    y = np.where(np.arange(60) % 2, 1, -1)
+    policy = coordinate.POLICY
+    for D, first in ((500, policy.finish_after), (501, policy.wide_finish_after)):
+        dual = feature_selection_dual([rng.normal(size=(60, D))], [y], C=1.0, alpha=1.0)
+        assert policy.first_finish(dual, dual.factor_rows()) == first
+    assert policy.finish_after < policy.wide_finish_after
 
 
 def test_a_stiff_dual_whose_passes_crawl_takes_the_finish_early():

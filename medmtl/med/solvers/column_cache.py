@@ -8,7 +8,6 @@ memory however large ``n`` is.
 
 from __future__ import annotations
 
-import mmap
 from collections import namedtuple
 
 import numpy as np
@@ -68,7 +67,7 @@ class ColumnCache:
         n = inv_a.size
         n_slots = int(max(2, min(n, max_bytes // max(self.dtype.itemsize * n, 1))))
         # one cached column per row of the slab, so the pair loop reads it contiguously
-        self.cache = _slab_memory((n_slots, n), self.dtype)
+        self.cache = np.zeros((n_slots, n), dtype=self.dtype, order="C")
         self.slot_of = np.full(n, -1, dtype=np.int64)
         self.owner = np.full(n_slots, -1, dtype=np.int64)
         self.stamp = np.zeros(n_slots, dtype=np.int64)
@@ -188,22 +187,3 @@ class ColumnCache:
             out += x[j] @ self.compute(j)
             self.n_computed += int(j.size)
         return out
-
-
-# numpy asks the kernel for transparent huge pages on arrays of this size and more
-_HUGE_PAGE_ADVICE_BYTES = 4 << 20
-
-
-def _slab_memory(shape, dtype):
-    """Zeroed C-ordered memory for a slab, from an anonymous map when it is large.
-
-    numpy advises huge pages (``madvise``) for large arrays, and where the kernel honours
-    that advice the first touch of each 2 MB page may compact memory: on a 32 MB slab filled
-    once per solve that cost more system time than the solve's own arithmetic (kernel SVM,
-    ``n = 2,000``). A plain anonymous map is faulted in 4 kB pages as the columns arrive,
-    and is unmapped when the slab is dropped.
-    """
-    size = int(np.prod(shape)) * dtype.itemsize
-    if size < _HUGE_PAGE_ADVICE_BYTES:
-        return np.zeros(shape, dtype=dtype)
-    return np.frombuffer(mmap.mmap(-1, size), dtype=dtype).reshape(shape)

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from ..bound import switch_posterior
 from .coordinate_steps import switched_sum
 
-__all__ = ["layout_of", "Conjugate", "Blocks", "Flat", "DenseFlat", "MAX_BLOCK", "MAX_FLAT"]
+__all__ = ["layout_of", "columns_of", "Conjugate", "Blocks", "Flat", "DenseFlat", "MAX_BLOCK", "MAX_FLAT"]
 
 # A task's block of the per-task layout is dense: at most this many columns per task, and
 # this many entries of the dense rows in all.
@@ -153,7 +153,7 @@ class Blocks:
             return None
         owner = np.full(F.shape[1], -1)
         for g, r in enumerate(dual.groups):
-            cols = _columns_of(F, r)
+            cols = columns_of(F, r)
             if np.any(owner[cols] >= 0):
                 return None
             owner[cols] = g
@@ -241,7 +241,7 @@ class Blocks:
         return P, its, has
 
 
-def _columns_of(F, r):
+def columns_of(F, r):
     """The columns that the rows ``r`` of the CSR matrix ``F`` touch, sorted, without a copy
     of those rows where they are contiguous (a task's rows usually are)."""
     if r.size and np.all(np.diff(r) == 1):
