@@ -30,6 +30,8 @@ Measured on 2026-11-26 (2 cores, default BLAS threads, default tolerances):
   steps), l1 x 100 0.60 s, ratio 13.2x (target <= 20x); at kkt_tol=1e-3 3.45 s, 5.8x. 50 x
   1,000: 2.06 s, 9.6x; 20 x 500: 0.23 s, 3.3x. Edge AUC 1.0 for both at 50 and 100 nodes.
   The passes alone stopped at max_iter = 1,000 (gap 2.9e-5, 55.7 s, 92x) before the finish.
+  On 2026-11-27, with the finish at pass 20 (``benchmarks/results/structure.json``): 100 x
+  1,000 9.38 s against 0.78 s, 12.1x; 50 x 1,000 1.72 s, 9.4x; 20 x 500 0.20 s, 2.8x.
 * ``--shapes``: no edges 49 passes and a perfect matching 33, converged either way (the
   finish is not needed); the chain and the degree-3 graph stop at max_iter = 1,000 with KKT
   gaps 4.2e-5 and 3.5e-5 on the passes alone (11.5 s, 12.0 s), and converge with the finish

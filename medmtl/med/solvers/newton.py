@@ -24,6 +24,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_option
+from .bound import BoundMethod
 from .kkt import duality_gap, kkt_gap, line_search, max_gap, rounding_floor, scaled_box
 from .newton_models import make_model
 from .ssnal import SSNALMethod, accepts as ssnal_accepts, finish as ssnal_finish
@@ -237,8 +238,6 @@ def _hand_over(dual, lam, J, kkt_tol):
 def _hand_over_to_bound(dual, lam, J):
     """Algorithm 1 (``"bound"``, its default options) from Newton's last point:
     ``(lam, J, gap, status, stats)``, or None when it ends below Newton's ``J``."""
-    from .bound import BoundMethod
-
     bound = BoundMethod()
     sol = bound.solve(dual, bound.check_solver(None), bound.check_options({}), dual.project(lam))
     if sol.objective < J:
