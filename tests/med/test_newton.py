@@ -359,16 +359,25 @@ def test_a_badly_scaled_kernel_ends_with_at_most_one_warning(regression):
     assert dual.kkt_violation(sol.lam)["equality"] <= 1e-8 * np.abs(sol.lam).sum()
 
 
+def _starved_of_pair_steps(monkeypatch, long_budget=None):
+    """A multi-task kernel dual whose Newton run has 3 pair steps per subproblem before the
+    handover and no "ssnal" to hand over to (``long_budget`` pair steps after it, if given):
+    ``(the newton module, the dual, its reference solution)``."""
+    import medmtl.med.solvers.newton as newton_module
+
+    dual = model_dual("ks_multi", alpha=3.0)
+    monkeypatch.setattr(newton_module, "_short_budget", lambda n: 3)
+    if long_budget is not None:
+        monkeypatch.setattr(newton_module, "_long_budget", lambda n: long_budget)
+    monkeypatch.setattr(newton_module, "ssnal_finish", lambda *args: None)
+    return newton_module, dual, reference_solution(dual)
+
+
 def test_where_ssnal_cannot_finish_newton_goes_on_with_more_pair_steps(monkeypatch):
     # a subproblem that uses the short pair-step budget of a run that could hand over, and a
     # finish that cannot take the dual (as on raw digits' multi-task kernels): Newton must go
     # on from its last point to the direct solve's optimum, without a warning
-    import medmtl.med.solvers.newton as newton_module
-
-    dual = model_dual("ks_multi", alpha=3.0)
-    ref = reference_solution(dual)
-    monkeypatch.setattr(newton_module, "_short_budget", lambda n: 3)
-    monkeypatch.setattr(newton_module, "ssnal_finish", lambda *args: None)
+    newton_module, dual, ref = _starved_of_pair_steps(monkeypatch)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         sol = newton(dual)
@@ -388,13 +397,7 @@ def test_where_the_longer_budget_runs_out_too_newton_hands_over_to_the_bound(mon
     # kernels of very different scales (digits, columns rescaled by 1e-4..1e4): a subproblem
     # used the longer budget too and Newton stopped 89 % below the optimum, with a warning;
     # Algorithm 1 from its last point must reach the direct solve's optimum, without one
-    import medmtl.med.solvers.newton as newton_module
-
-    dual = model_dual("ks_multi", alpha=3.0)
-    ref = reference_solution(dual)
-    monkeypatch.setattr(newton_module, "_short_budget", lambda n: 3)
-    monkeypatch.setattr(newton_module, "_long_budget", lambda n: 3)
-    monkeypatch.setattr(newton_module, "ssnal_finish", lambda *args: None)
+    newton_module, dual, ref = _starved_of_pair_steps(monkeypatch, long_budget=3)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         sol = newton(dual)
