@@ -18,6 +18,7 @@ import pytest
 import medmtl.med.solvers.qp as qpmod
 from medmtl.med.builders import svm_dual
 from medmtl.med.solvers import solve
+from sklearn.exceptions import ConvergenceWarning
 
 
 def _rescaled_breast_cancer_kernels(rows=150, seed=0):
@@ -80,3 +81,52 @@ def test_settings_the_caller_gave_are_not_replaced(monkeypatch):
     with pytest.raises(RuntimeError, match="could not take a step"):
         solve(_small_dual(), "bound", solver="CLARABEL", options={"solver_settings": {"max_iter": 50}})
     assert len(tried) == 1 and tried[0]["max_iter"] == 50
+
+
+def _stalling_after_one_sweep(monkeypatch):
+    """Make every sweep after the first return half its start (feasible, lower ``J``): the
+    inner solves of a block no solver resolves. Returns the list of the sweeps' starts."""
+    import medmtl.med.solvers.bound as alg1
+
+    sweep, starts = alg1._sweep, []
+
+    def stalling(dual, qps, backends, block_ids, lam, eps):
+        starts.append(lam.copy())
+        if len(starts) == 1:
+            return sweep(dual, qps, backends, block_ids, lam, eps)
+        return 0.5 * lam, True
+
+    monkeypatch.setattr(alg1, "_sweep", stalling)
+    return starts
+
+
+def _raw_breast_cancer_features(rows=80):
+    X, y = cases._load("breast_cancer")
+    keep = cases._balanced_rows(y, rows, np.random.default_rng(1), False)
+    return cases._build("mt_features", X[keep], y[keep], 1.0,
+                        [np.arange(0, rows, 2), np.arange(1, rows, 2)], 10.0)
+
+
+def test_a_stalled_run_finishes_with_newton_from_its_last_point(monkeypatch):
+    dual = _raw_breast_cancer_features()
+    reference = solve(dual, "direct")
+    starts = _stalling_after_one_sweep(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sol = solve(dual, "bound")
+    handover = sol.info["handover"]
+    assert handover["to"] == "newton" and handover["because"] == "stalled"
+    assert sol.status == handover["status"] and sol.status in ("converged", "rounding")
+    assert sol.objective == pytest.approx(reference.objective, rel=1e-6)
+    # Newton started where the stalled run stopped: after its one real sweep
+    assert sol.objective_path[-2] == pytest.approx(dual.objective(starts[1]), rel=1e-15)
+    assert sol.objective_path[-1] == sol.objective
+
+
+def test_without_the_handover_a_stalled_run_says_how_far_it_may_be(monkeypatch):
+    dual = _raw_breast_cancer_features()
+    _stalling_after_one_sweep(monkeypatch)
+    with pytest.warns(ConvergenceWarning, match="stalled after") as caught:
+        sol = solve(dual, "bound", options={"handover": False})
+    assert len(caught) == 1
+    assert sol.status == "stalled" and "handover" not in sol.info

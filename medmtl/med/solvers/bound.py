@@ -216,6 +216,14 @@ class BoundMethod(Method):
     of the inner QP's Hessian diagonal, and what helps (standardised features, or
     ``method="ssnal"`` / ``"newton"``).
 
+    A stalled run's ``J`` is often right while its multipliers are not: on a Hessian whose
+    entries span ten orders of magnitude (kernels of columns rescaled by 1e-4 to 1e4) the
+    interior-point solves leave the stiff directions unresolved, so the gradient, and the
+    duality gap that certifies ``J``, stay far from the optimum's. With ``handover=True``
+    (the default) such a run finishes with ``"newton"`` from its last point, whose pair
+    steps resolve the gradient down to its rounding floor; ``info["handover"]`` records
+    ``{"to": "newton", "because": "stalled", ...}`` and the status is Newton's.
+
     Examples
     --------
     >>> from medmtl.med.builders import feature_selection_dual
@@ -244,6 +252,9 @@ class BoundMethod(Method):
                "Also stop when the estimated remaining gap is at most gap_tol * |J|."),
         Option("solver_settings", None, [None, dict],
                "Settings of the inner QP solver (OSQP's, or the CVXPY solver's), unchecked."),
+        Option("handover", True, [bool],
+               "When no inner solver can raise J (status stalled), finish from the last point "
+               "with method 'newton'."),
     )
 
     def check_solver(self, solver):
@@ -268,6 +279,11 @@ class BoundMethod(Method):
         switched = {"inner_solver_switched": "CLARABEL"} if run.from_osqp else {}
         if run.rung:
             switched["inner_solver_settings"] = dict(_INTERIOR_POINT_LADDER[run.rung])
+        if options["handover"] and run.status == "stalled":
+            finished = _hand_over_to_newton(dual, lam)
+            if finished is not None:
+                lam, run.status, switched["handover"] = finished
+                run.path.append(dual.objective(lam))
         return MEDSolution(
             lam=lam,
             intercepts=dual.intercepts(lam),
@@ -285,6 +301,20 @@ class BoundMethod(Method):
                   "rejected_iterations": run.n_rejected,
                   "gap_estimate": run.gap, "qp_form": [qp.form for qp in qps], **switched},
         )
+
+
+def _hand_over_to_newton(dual, lam):
+    """``"newton"`` (its default options, no handover of its own) from a stalled run's last
+    point: ``(lam, status, record)``, or None when it ends below that point's ``J``."""
+    from .newton import NewtonMethod  # newton hands over to bound: imported when needed
+
+    newton = NewtonMethod()
+    sol = newton.solve(dual, newton.check_solver(None), newton.check_options({"handover": False}), lam)
+    if sol.objective < dual.objective(lam):
+        return None
+    record = {"to": "newton", "because": "stalled", "status": sol.status,
+              "iterations": sol.n_iter, "smo_steps": int(np.sum(sol.info["smo_steps"]))}
+    return sol.lam, sol.status, record
 
 
 class _Run:

@@ -239,7 +239,8 @@ def _hand_over_to_bound(dual, lam, J):
     """Algorithm 1 (``"bound"``, its default options) from Newton's last point:
     ``(lam, J, gap, status, stats)``, or None when it ends below Newton's ``J``."""
     bound = BoundMethod()
-    sol = bound.solve(dual, bound.check_solver(None), bound.check_options({}), dual.project(lam))
+    sol = bound.solve(dual, bound.check_solver(None), bound.check_options({"handover": False}),
+                      dual.project(lam))
     if sol.objective < J:
         return None
     stats = {"to": "bound", "iterations": sol.n_iter, "status": sol.status,
