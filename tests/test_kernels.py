@@ -92,3 +92,22 @@ def test_bad_kernels():
         get_kernels("linear")
     with pytest.raises(ValueError, match="empty"):
         get_kernels([])
+
+
+def test_the_rbf_kernels_exp_is_numpys_to_one_unit_in_the_last_place():
+    from medmtl.kernels._exp import exp_nonpositive
+
+    rng = np.random.default_rng(0)
+    x = -np.concatenate([rng.uniform(0, 1e-12, 1000), rng.uniform(0, 1, 10_000),
+                         rng.uniform(0, 708, 10_000), [0.0, 0.5 * np.log(2), np.log(2), 708.0]])
+    got = exp_nonpositive(x.reshape(2, -1).copy()).ravel()
+    ref = np.exp(x)
+    assert np.all(np.abs(got - ref) <= np.spacing(ref))
+    # below -708 (exp under 3.3e-308) the result is 0; -0.0 gives 1
+    assert exp_nonpositive(np.array([-708.5, -1e4, -np.inf, -0.0])).tolist() == [0.0, 0.0, 0.0, 1.0]
+    # a strided view is left to numpy, in place
+    a = -rng.uniform(0, 5, (4, 6))
+    view = a[:, ::2]
+    expected = np.exp(view)
+    assert exp_nonpositive(view) is view
+    np.testing.assert_array_equal(a[:, ::2], expected)

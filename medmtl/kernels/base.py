@@ -14,6 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import euclidean_distances
 
+from ._exp import exp_nonpositive
+
 __all__ = ["Kernel", "LinearKernel", "PolynomialKernel", "RBFKernel", "SigmoidKernel", "PerFeatureKernel",
            "CallableKernel", "get_kernel", "get_kernels"]
 
@@ -210,7 +212,7 @@ class RBFKernel(Kernel):
     def __call__(self, A, B):
         K = _squared_distances(A, B)
         K *= -self.gamma
-        return np.exp(K, out=K)
+        return exp_nonpositive(K)
 
     def diag(self, X):
         return np.ones(X.shape[0])

@@ -1,0 +1,89 @@
+"""``exp`` of non-positive float64 arrays, in place, vectorised by the compiler.
+
+The RBF kernel's columns, which the MED solvers compute by the million, spend most of
+their time in ``exp``; on CPUs without AVX-512, numpy's float64 ``exp`` calls the scalar
+libm function for each entry (about 6 ns each on the benchmark machine). The loops here
+are plain arithmetic the compiler turns into SIMD code, about three times faster, and
+within one unit in the last place of numpy's ``exp`` on ``[-708, 0]``:
+
+* ``x = k ln 2 + r`` with ``k`` the nearest integer to ``x / ln 2`` (read off the bits of
+  ``x / ln 2 + 1.5 * 2**52``) and ``ln 2`` split in a high part exact in ``k ln2_hi`` and a
+  low part (Cody and Waite), so ``|r| <= ln 2 / 2`` holds with ``r`` exact to rounding;
+* ``e^r`` by its Taylor polynomial of degree 13 (the remainder is below ``5e-18``);
+* ``2^k`` as the float whose exponent bits are ``k + 1023``.
+
+Below ``-708`` (where ``e^x`` is under ``3.3e-308``) the result is 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["exp_nonpositive"]
+
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 to 32 bits: k * _LN2_HI is exact for |k| < 2**20
+_LN2_LO = 1.90821492927058770002e-10  # ln 2 - _LN2_HI
+_INV_LN2 = 1.44269504088896338700e00
+_SHIFT = 6755399441055744.0  # 1.5 * 2**52: adding it rounds to an integer in the low bits
+_SHIFT_BITS = int(np.array([_SHIFT]).view(np.int64)[0])
+_LOWEST = -708.0
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def _mantissas(x, out, shifted):
+    """``out = e^r`` and ``shifted = x / ln 2 + _SHIFT`` (whose bits hold ``k``)."""
+    for i in range(x.size):
+        v = x[i]
+        v = v if v > _LOWEST else _LOWEST
+        t = v * _INV_LN2 + _SHIFT
+        k = t - _SHIFT
+        r = (v - k * _LN2_HI) - k * _LN2_LO
+        p = 1.0 / 6227020800.0
+        p = p * r + 1.0 / 479001600.0
+        p = p * r + 1.0 / 39916800.0
+        p = p * r + 1.0 / 3628800.0
+        p = p * r + 1.0 / 362880.0
+        p = p * r + 1.0 / 40320.0
+        p = p * r + 1.0 / 5040.0
+        p = p * r + 1.0 / 720.0
+        p = p * r + 1.0 / 120.0
+        p = p * r + 1.0 / 24.0
+        p = p * r + 1.0 / 6.0
+        p = p * r + 0.5
+        p = p * r + 1.0
+        p = p * r + 1.0
+        out[i] = p if x[i] >= _LOWEST else 0.0
+        shifted[i] = t
+
+
+@njit(cache=True, nogil=True)
+def _times_powers_of_two(mantissas, bits, powers, shift_bits, out):
+    """``out = mantissas * 2^k``, ``k`` read from ``bits`` (the int64 view of ``powers``)."""
+    for i in range(out.size):
+        bits[i] = (bits[i] - shift_bits + 1023) << 52
+    for i in range(out.size):
+        out[i] = mantissas[i] * powers[i]
+
+
+def exp_nonpositive(x):
+    """``np.exp(x, out=x)`` for a float64 array of values ``<= 0``; returns ``x``.
+
+    Within one unit in the last place of ``np.exp`` on ``[-708, 0]``; 0 below ``-708``
+    (``np.exp`` gives values under ``3.3e-308`` there). Arrays that are not C-contiguous
+    float64 go to ``np.exp``.
+
+    Examples
+    --------
+    >>> x = np.array([0.0, -0.5, -30.0, -800.0])
+    >>> bool(np.allclose(exp_nonpositive(x.copy()), np.exp(x), rtol=3e-16, atol=0))
+    True
+    """
+    if x.dtype != np.float64 or not x.flags.c_contiguous:
+        return np.exp(x, out=x)
+    flat = x.reshape(-1)
+    # separate arrays: a loop that writes where it reads is not vectorised
+    mantissas, powers = np.empty_like(flat), np.empty_like(flat)
+    _mantissas(flat, mantissas, powers)
+    _times_powers_of_two(mantissas, powers.view(np.int64), powers, _SHIFT_BITS, flat)
+    return x
