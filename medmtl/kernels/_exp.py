@@ -30,6 +30,11 @@ _SHIFT_BITS = int(np.array([_SHIFT]).view(np.int64)[0])
 _LOWEST = -708.0
 
 
+# Entries per block: the two scratch arrays of a block stay in the first-level cache, and a
+# call allocates no array as large as its input (fresh memory costs page faults).
+_BLOCK = 512
+
+
 @njit(cache=True, nogil=True, fastmath={"contract"})
 def _mantissas(x, out, shifted):
     """``out = e^r`` and ``shifted = x / ln 2 + _SHIFT`` (whose bits hold ``k``)."""
@@ -66,6 +71,20 @@ def _times_powers_of_two(mantissas, bits, powers, shift_bits, out):
         out[i] = mantissas[i] * powers[i]
 
 
+@njit(cache=True, nogil=True)
+def _exp_blocks(x, shift_bits):
+    """``x = e^x`` block by block, through two scratch arrays of one block (separate from
+    ``x``: a loop that writes where it reads is not vectorised)."""
+    mantissas = np.empty(_BLOCK)
+    powers = np.empty(_BLOCK)
+    bits = powers.view(np.int64)
+    for start in range(0, x.size, _BLOCK):
+        stop = min(start + _BLOCK, x.size)
+        m, pw, b = mantissas[: stop - start], powers[: stop - start], bits[: stop - start]
+        _mantissas(x[start:stop], m, pw)
+        _times_powers_of_two(m, b, pw, shift_bits, x[start:stop])
+
+
 def exp_nonpositive(x):
     """``np.exp(x, out=x)`` for a float64 array of values ``<= 0``; returns ``x``.
 
@@ -81,9 +100,5 @@ def exp_nonpositive(x):
     """
     if x.dtype != np.float64 or not x.flags.c_contiguous:
         return np.exp(x, out=x)
-    flat = x.reshape(-1)
-    # separate arrays: a loop that writes where it reads is not vectorised
-    mantissas, powers = np.empty_like(flat), np.empty_like(flat)
-    _mantissas(flat, mantissas, powers)
-    _times_powers_of_two(mantissas, powers.view(np.int64), powers, _SHIFT_BITS, flat)
+    _exp_blocks(x.reshape(-1), _SHIFT_BITS)
     return x
