@@ -1,6 +1,7 @@
 """Speed of MED structure estimation against l1 neighbourhood selection, in one run.
 
     python benchmarks/bench_structure.py [--quick] [--budget SECONDS] [--threads N|default]
+                                         [--shapes] [--corner [KIND:REP ...]]
 
 One row per graph size: an Ising model on a random graph with degrees at most 3 (couplings
 of size 0.5, random signs), ``T`` Gibbs samples, and
@@ -23,6 +24,11 @@ couplings on four graphs (no edges; a perfect matching, every node of degree 1; 
 random graph of degree at most 3), each solved by the passes alone and with the proximal
 Newton finish (:mod:`medmtl.med.solvers.ssnal`, the default): time, passes, face
 steps, the finish's Newton steps, status and KKT gap.
+
+``--corner [KIND:REP ...]`` runs only the slow corner of the ``ising-structure-scale`` grid,
+100 nodes x 2,000 samples, as the experiment runs it (its full grid of 15 MED settings and
+five l1 penalties, ``method="auto"``), and prints each MED setting's fit time over the mean l1
+fit of its cell (``benchmarks/results/ising_scale_corner.txt``).
 
 Measured on 2026-11-26 (2 cores, default BLAS threads, default tolerances):
 
@@ -152,6 +158,30 @@ def print_shapes(budget, n_nodes=50, n_samples=1000, seed=0):
                   f"{status:>9s}  {gap:8.1e}  {inside:14d}")
 
 
+def print_corner(cells):
+    """The slow corner of the ``ising-structure-scale`` grid (100 nodes x 2,000 samples), run
+    as the experiment runs it (:func:`medmtl.experiments.structure.structure_cell`, its full
+    grid, ``method="auto"``): each MED setting's fit time against the mean time of the
+    cell's l1 neighbourhood selections (the issue's target: at most 20x)."""
+    from medmtl.experiments.structure import SCALE_SPEC, structure_cell
+
+    grid = SCALE_SPEC.settings(False)
+    print("\nthe ising-structure-scale corner, 100 nodes x 2,000 samples: MED per setting / mean l1 fit")
+    for kind, rep in cells:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = structure_cell(kind, 100, 2000, rep, grid["Cs"], grid["alphas"], grid["nus"],
+                                 grid["glasso"], seed=0, method="auto")
+        l1 = float(np.mean([r["seconds"] for r in out["grid"]["l1 AND"]]))
+        med = out["grid"]["MED"]
+        ratios = [r["seconds"] / l1 for r in med]
+        print(f"{kind} graph, repetition {rep}: mean l1 fit {l1:.2f} s; MED {min(ratios):.1f}x to "
+              f"{max(ratios):.1f}x, {sum(x > 20 for x in ratios)} of {len(ratios)} settings above 20x")
+        for r, x in zip(med, ratios):
+            setting = ", ".join(f"{k} = {v:g}" for k, v in r["setting"].items())
+            print(f"    {setting:>24s}  {r['seconds']:7.2f} s  {x:5.1f}x  {r['status']}")
+
+
 def auc(A, S):
     from sklearn.metrics import roc_auc_score
 
@@ -168,7 +198,15 @@ def main(argv=None):
                         help="where the rows go (default benchmarks/results/structure.json; '-': nowhere)")
     parser.add_argument("--shapes", action="store_true",
                         help="also the coordinate method's passes on four graph shapes")
+    parser.add_argument("--corner", nargs="*", metavar="KIND:REP",
+                        help="only the ising-structure-scale grid's 100 x 2,000 corner, per "
+                             "setting (default: grid:0 grid:1 random:0 random:1; minutes each)")
     args = parser.parse_args(argv)
+    if args.corner is not None:
+        cells = [(c.split(":")[0], int(c.split(":")[1])) for c in args.corner] or \
+            [("grid", 0), ("grid", 1), ("random", 0), ("random", 1)]
+        print_corner(cells)
+        return
     if args.threads != "default":
         _limit_threads(args.threads)
     record = Record("structure", "MED structure estimation against l1 neighbourhood selection "
