@@ -200,6 +200,9 @@ class BoundMethod(Method):
         Settings of the inner QP solver, passed on unchecked: OSQP's (plus
         ``fallback=False`` to never redo a failed block with Clarabel) or the named CVXPY
         solver's.
+    handover : bool, default=True
+        When no inner solver can raise ``J`` (status ``"stalled"``), finish from the last
+        point with ``method="newton"`` (see below).
 
     The solution's ``info`` holds ``inner_iterations`` (ADMM or interior-point iterations
     of all inner QPs), ``inner_fallbacks``, ``loose_iterations`` (iterations solved to a

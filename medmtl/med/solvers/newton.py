@@ -80,7 +80,8 @@ class NewtonMethod(Method):
     that cannot hand over; ``info["extended"]`` records that it did. Where a subproblem uses
     that budget too (kernels of very different scales: on scikit-learn's digits with columns
     rescaled by 1e-4 to 1e4, multi-task kernel selection stopped 89 % below the optimum), the
-    run hands over to Algorithm 1 (``"bound"``), whose steps are QPs.
+    run hands over to Algorithm 1 (``"bound"``), whose steps are QPs, with the bound's own
+    handover (back to Newton, when it stalls) turned off.
 
     Below the rounding floor of the gradient (:func:`~medmtl.med.solvers.kkt.rounding_floor`:
     about ``256 eps`` times the largest Hessian diagonal times ``sum |lam|``), a KKT gap
