@@ -105,6 +105,9 @@ def test_the_rbf_kernels_exp_is_numpys_to_one_unit_in_the_last_place():
     assert np.all(np.abs(got - ref) <= np.spacing(ref))
     # below -708 (exp under 3.3e-308) the result is 0; -0.0 gives 1
     assert exp_nonpositive(np.array([-708.5, -1e4, -np.inf, -0.0])).tolist() == [0.0, 0.0, 0.0, 1.0]
+    # a NaN (from a NaN in the inputs of a kernel called directly) is not turned into a number
+    assert np.isnan(exp_nonpositive(np.array([-1.0, np.nan, -800.0]))).tolist() == [False, True, False]
+    assert np.isnan(RBFKernel(0.5)(np.array([[np.nan, 0.0]]), np.zeros((2, 2)))).all()
     # a strided view is left to numpy, in place
     a = -rng.uniform(0, 5, (4, 6))
     view = a[:, ::2]

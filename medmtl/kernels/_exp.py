@@ -12,7 +12,7 @@ within one unit in the last place of numpy's ``exp`` on ``[-708, 0]``:
 * ``e^r`` by its Taylor polynomial of degree 13 (the remainder is below ``5e-18``);
 * ``2^k`` as the float whose exponent bits are ``k + 1023``.
 
-Below ``-708`` (where ``e^x`` is under ``3.3e-308``) the result is 0.
+Below ``-708`` (where ``e^x`` is under ``3.3e-308``) the result is 0; NaN stays NaN.
 """
 
 from __future__ import annotations
@@ -58,7 +58,8 @@ def _mantissas(x, out, shifted):
         p = p * r + 0.5
         p = p * r + 1.0
         p = p * r + 1.0
-        out[i] = p if x[i] >= _LOWEST else 0.0
+        # below the range 0; a NaN stays NaN (it fails both comparisons)
+        out[i] = p if x[i] >= _LOWEST else (0.0 if x[i] < _LOWEST else x[i])
         shifted[i] = t
 
 
@@ -89,8 +90,8 @@ def exp_nonpositive(x):
     """``np.exp(x, out=x)`` for a float64 array of values ``<= 0``; returns ``x``.
 
     Within one unit in the last place of ``np.exp`` on ``[-708, 0]``; 0 below ``-708``
-    (``np.exp`` gives values under ``3.3e-308`` there). Arrays that are not C-contiguous
-    float64 go to ``np.exp``.
+    (``np.exp`` gives values under ``3.3e-308`` there); NaN stays NaN. Arrays that are not
+    C-contiguous float64 go to ``np.exp``.
 
     Examples
     --------
