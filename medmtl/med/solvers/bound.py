@@ -282,15 +282,17 @@ class BoundMethod(Method):
         switched = {"inner_solver_switched": "CLARABEL"} if run.from_osqp else {}
         if run.rung:
             switched["inner_solver_settings"] = dict(_INTERIOR_POINT_LADDER[run.rung])
+        objective = None
         if options["handover"] and run.status == "stalled":
-            finished = _hand_over_to_newton(dual, lam)
+            # the stalled run's last J is that of lam (the point it returned to)
+            finished = _hand_over_to_newton(dual, lam, run.path[-1])
             if finished is not None:
-                lam, run.status, switched["handover"] = finished
-                run.path.append(dual.objective(lam))
+                lam, objective, run.status, switched["handover"] = finished
+                run.path.append(objective)
         return MEDSolution(
             lam=lam,
             intercepts=dual.intercepts(lam),
-            objective=dual.objective(lam),
+            objective=dual.objective(lam) if objective is None else objective,
             objective_path=np.asarray(run.path),
             n_iter=run.n_iter,
             status=run.status,
@@ -306,18 +308,20 @@ class BoundMethod(Method):
         )
 
 
-def _hand_over_to_newton(dual, lam):
+def _hand_over_to_newton(dual, lam, J):
     """``"newton"`` (its default options, no handover of its own) from a stalled run's last
-    point: ``(lam, status, record)``, or None when it ends below that point's ``J``."""
+    point ``lam`` (of objective ``J``): ``(lam, J, status, record)``, or None when it ends
+    below ``J``."""
     from .newton import NewtonMethod  # newton hands over to bound: imported when needed
 
     newton = NewtonMethod()
     sol = newton.solve(dual, newton.check_solver(None), newton.check_options({"handover": False}), lam)
-    if sol.objective < dual.objective(lam):
+    if sol.objective < J:
         return None
     record = {"to": "newton", "because": "stalled", "status": sol.status,
               "iterations": sol.n_iter, "smo_steps": int(np.sum(sol.info["smo_steps"]))}
-    return sol.lam, sol.status, record
+    # J as every answer of this method reports it (Newton's models sum it in their own order)
+    return sol.lam, dual.objective(sol.lam), sol.status, record
 
 
 class _Run:
