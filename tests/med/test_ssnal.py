@@ -144,6 +144,68 @@ def test_the_dense_layout_forms_its_gram_in_row_chunks_and_reads_columns_without
         assert np.array_equal(ssnal_layouts.columns_of(A, r), np.unique(A[r].indices))
 
 
+def test_the_dense_layout_solves_the_newton_system_the_sparse_flat_layout_solves(monkeypatch):
+    # the dense layout assembles mu times the Hessian in its upper triangle, with the
+    # biases' rows kept beside its Gram matrix and updated with it: the same step as the
+    # sparse flat layout's whole-matrix form, on terms spanning columns and three tasks
+    # (one with no example inside its box), after a fresh Gram matrix and after an update
+    from medmtl.med.solvers import ssnal_layouts
+    from medmtl.med.solvers.ssnal_layouts import DenseFlat
+
+    rng = np.random.default_rng(5)
+    F = rng.standard_normal((90, 9))
+    dual = MEDDual(c=np.ones(90), lo=0.0, hi=1.0, a=np.where(np.arange(90) % 3, 1.0, -1.0),
+                   groups=[np.arange(30), np.arange(30, 60), np.arange(60, 90)],
+                   Phi0=F[:, :2], Phi=F[:, 2:], term_ptr=[0, 3, 5, 7], alpha=3.0)
+    rows = dual.factor_rows()
+    conj = Conjugate(rows, dual.n_terms, dual.alpha)
+    u, s, q = conj.u_of(conj.w_of(rng.normal(size=9)))
+    hess = conj.hessian(u, s, q)
+    dense, sparse = DenseFlat(dual, rows), Flat(dual, rows)
+    rhs = rng.normal(size=9 + 3)
+    first = rng.random(90) < 0.5
+    first[30:60] = False
+    then = first.copy()
+    then[[1, 2, 70]] = ~then[[1, 2, 70]]
+    for inside, mu in ((first, 0.3), (then, 0.03)):
+        P, _, has = dense.direction(hess, inside, rhs, mu)
+        Q, _, has_too = sparse.direction(hess, inside, rhs, mu)
+        assert has.tolist() == has_too.tolist() == [True, False, True]
+        np.testing.assert_allclose(P, Q, rtol=1e-9, atol=1e-12)
+    assert dense._updates == 1
+    # the least-squares fallback (a system not numerically positive definite) is the same
+    # system, assembled afresh after the failed factorisation wrote over it
+
+    def fail(H, **kwargs):
+        H[:] = np.nan
+        raise np.linalg.LinAlgError("not positive definite")
+
+    monkeypatch.setattr(ssnal_layouts.sla, "cho_factor", fail)
+    np.testing.assert_allclose(dense.direction(hess, then, rhs, 0.03)[0], P, rtol=1e-9, atol=1e-12)
+
+
+def test_the_per_task_layout_keeps_its_gram_matrices_in_step_with_the_rows_inside():
+    # updated per task by the rows that entered or left (a task with many changes formed
+    # afresh), they equal the Gram matrices of the rows inside formed from scratch
+    from medmtl.med.solvers.ssnal_layouts import Blocks
+
+    dual = _ising_dual(6, 40)
+    lay = layout_of(dual, dual.factor_rows())
+    assert isinstance(lay, Blocks)
+    rng = np.random.default_rng(2)
+    inside = (rng.random((lay.G, lay.N)) < 0.5) & (lay.row_index < dual.n)
+    for changes in (0, 3, 1, 30):
+        if changes:
+            flip = rng.choice(inside.size, changes, replace=False)
+            inside.flat[flip] = ~inside.flat[flip]
+            inside &= lay.row_index < dual.n
+        grams = lay.grams(inside)
+        for k in range(lay.G):
+            Xi = lay.X[k][inside[k]]
+            np.testing.assert_allclose(grams[k], Xi.T @ Xi, rtol=1e-12, atol=1e-12)
+    assert lay._updates == 3
+
+
 def test_the_finish_comes_later_for_tasks_too_wide_for_small_newton_systems():
     # at pass 20 where every task's rows touch at most 500 columns, else at pass 50: a wide
     # dense dual's passes converge before a finish that factorises its width would pay

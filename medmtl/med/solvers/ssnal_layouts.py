@@ -2,12 +2,14 @@
 conjugate of the dual's nonlinear part, and the two layouts of the weights, biases and
 examples its Newton systems are solved in.
 
-* per task (:class:`_Blocks`), when every column of the factors belongs to one task:
+* per task (:class:`Blocks`), when every column of the factors belongs to one task:
   conjugate gradients preconditioned by each task's exact block;
-* flat (:class:`_Flat`), for any other dual of moderate width: the whole generalised Hessian
+* flat (:class:`Flat`), for any other dual of moderate width: the whole generalised Hessian
   formed densely and factorised; on dense factors too long for sparse products
-  (:class:`DenseFlat`) it is formed by BLAS from the dense rows and updated between Newton
-  steps by the rows that entered or left the inside of the box.
+  (:class:`DenseFlat`) it is formed by BLAS from the dense rows.
+
+Both keep the Gram matrices of the rows inside the box between Newton steps and update them
+by the rows that entered or left it: from one Newton step to the next few do.
 """
 
 from __future__ import annotations
@@ -31,10 +33,15 @@ MAX_FLAT = 2500
 MAX_FLAT_WORK = 2e9
 # Bytes of the dense factors' rows copied at a time to form a Gram matrix.
 _SYRK_CHUNK_BYTES = 1 << 25
+# Rows entering or leaving the inside of the box at most for one general product to update
+# the Gram matrix (more take two symmetric ones).
+_FEW_ROWS = 256
 # Conjugate-gradient iterations per Newton step at most, and the fraction of the Newton
 # system's residual at which CG stops.
 _MAX_CG = 100
 _CG_RTOL = 1e-3
+# Updates of the Gram matrices of the rows inside their box between fresh ones.
+_REFRESH = 16
 
 
 # ---------------------------------------------------------------------------------------
@@ -142,6 +149,7 @@ class Blocks:
             self.X[g, :r.size, -1] = dual.a[r]
         self.counts = [r.size for r in dual.groups]
         self.a_rows = self.X[:, :, -1]
+        self._gram, self._inside, self._updates = None, None, 0
 
     @classmethod
     def of(cls, dual, rows):
@@ -201,32 +209,49 @@ class Blocks:
     def bias_slot(self, k):
         return k, self.K - 1
 
+    def grams(self, inside):
+        """Each task's ``X_I^T X_I`` over its rows ``I`` inside their box, ``(G, K, K)``:
+        kept between Newton steps and updated per task by the rows that entered or left
+        ``I``, formed afresh for a task where more than half of them changed, and for
+        all after ``_REFRESH`` updates (rounding)."""
+        old = self._inside
+        fresh = old is None or self._updates >= _REFRESH
+        if fresh:
+            self._gram = np.empty((self.G, self.K, self.K))
+            old = np.zeros_like(inside)
+        for k in range(self.G) if fresh else np.flatnonzero(np.any(inside != old, axis=1)):
+            added = np.flatnonzero(inside[k] & ~old[k])
+            removed = np.flatnonzero(old[k] & ~inside[k])
+            if fresh or 2 * (added.size + removed.size) > np.count_nonzero(inside[k]):
+                Xi = self.X[k][inside[k]]
+                self._gram[k] = Xi.T @ Xi
+            else:
+                Xa, Xr = self.X[k][added], self.X[k][removed]
+                self._gram[k] += Xa.T @ Xa - Xr.T @ Xr
+        self._inside, self._updates = inside.copy(), 0 if fresh else self._updates + 1
+        return self._gram
+
     def direction(self, hess, inside, rhs, mu):
         """The Newton step: PCG on the generalised Hessian, preconditioned by each task's
         exact block; a task with no example inside its box keeps its bias (flat in it)."""
         hess_f, diag_f, _ = hess
-        X, G, K = self.X, self.G, self.K
+        K = self.K
         has = inside.any(axis=1)
-        rows_in = [X[k][inside[k]] for k in range(G)]
+        gram = self.grams(inside)
 
         def H(P):
-            out = np.empty_like(P)
-            for k, Xi in enumerate(rows_in):
-                out[k] = (Xi @ P[k]) @ Xi / mu
+            out = np.matmul(gram, P[:, :, None])[:, :, 0] / mu
             w_part = hess_f(self.weights(P))
             out[:, :-1] += np.append(w_part, 0.0)[self.index]
             out[~has, -1] = P[~has, -1]
             return out
 
-        blocks = np.empty((G, K, K))
+        blocks = gram / mu
         diag_stack = np.append(diag_f, 1.0)[self.index]
-        for k, Xi in enumerate(rows_in):
-            B = Xi.T @ Xi / mu
-            B[np.arange(K - 1), np.arange(K - 1)] += diag_stack[k]
-            if not has[k]:
-                B[-1, :] = B[:, -1] = 0.0
-                B[-1, -1] = 1.0
-            blocks[k] = B
+        blocks[:, np.arange(K - 1), np.arange(K - 1)] += diag_stack
+        for k in np.flatnonzero(~has):
+            blocks[k, -1, :] = blocks[k, :, -1] = 0.0
+            blocks[k, -1, -1] = 1.0
         try:
             inv = np.linalg.inv(blocks)
         except np.linalg.LinAlgError:  # a block singular in floating point (extreme scales)
@@ -338,12 +363,12 @@ class DenseFlat(Flat):
     Hessian are BLAS calls on the dense copy of the factors, the equalities' columns kept
     apart (no second copy of ``F`` with them appended).
 
-    The Gram matrix ``F_I^T F_I`` of the rows inside their box is kept between Newton
-    steps and updated by the rows that entered or left ``I`` (from one step to the next
-    few do), formed afresh when more than half of them changed or after ``_REFRESH``
-    updates (rounding)."""
-
-    _REFRESH = 16
+    The Gram matrix ``F_I^T F_I`` of the rows inside their box, and the biases' rows
+    ``a_{I,g}^T F_{I,g}``, are kept between Newton steps and updated by the rows that
+    entered or left ``I`` (from one step to the next few do), formed afresh when more than
+    half of them changed or after ``_REFRESH`` updates (rounding). The Newton system is
+    assembled and factorised in its upper triangle only, scaled by ``mu`` (no pass over
+    the whole matrix to divide it)."""
 
     def __init__(self, dual, rows):
         self.Fd = rows.dense
@@ -351,7 +376,7 @@ class DenseFlat(Flat):
         self.a_rows = dual.a
         self.group_of = dual.group_of
         self.groups = dual.groups
-        self._gram, self._inside, self._updates = None, None, 0
+        self._gram, self._bias, self._inside, self._updates = None, None, None, 0
 
     def apply(self, V):
         return self.Fd @ V[:self.R] + self.a_rows * V[self.R:][self.group_of]
@@ -363,45 +388,97 @@ class DenseFlat(Flat):
     def _syrk(self, mask):
         """The upper triangle of ``F_m^T F_m`` for the rows in ``mask``, summed over chunks
         of rows so that the copy of the rows taken stays small beside ``F``."""
+        return self._gram_and_bias(mask)[0]
+
+    def _gram_and_bias(self, mask):
+        """:meth:`_syrk` and the biases' rows ``B[g] = a_{m,g}^T F_{m,g}`` over the rows in
+        ``mask``, from the same chunks of rows."""
         picked = np.flatnonzero(mask)
         out = np.zeros((self.R, self.R))
+        bias = np.zeros((self.G, self.R))
         step = max(1, _SYRK_CHUNK_BYTES // max(8 * self.R, 1))
         for s0 in range(0, picked.size, step):
-            M = self.Fd[picked[s0:s0 + step]]
+            chunk = picked[s0:s0 + step]
+            M = self.Fd[chunk]
             out = sla.blas.dsyrk(1.0, M.T, beta=1.0, c=out, trans=0, lower=0, overwrite_c=True)
-        return out
+            if self.G == 1:
+                bias[0] += self.a_rows[chunk] @ M
+            else:
+                A = np.zeros((chunk.size, self.G))
+                A[np.arange(chunk.size), self.group_of[chunk]] = self.a_rows[chunk]
+                bias += A.T @ M
+        return out, bias
 
     def _gram_of(self, inside):
-        """``F_I^T F_I`` (upper triangle) for ``I = inside``."""
+        """``F_I^T F_I`` (upper triangle) and the biases' rows for ``I = inside``."""
         old = self._inside
-        if old is not None and self._updates < self._REFRESH:
-            added, removed = inside & ~old, old & ~inside
-            changed = int(added.sum() + removed.sum())
+        if old is not None and self._updates < _REFRESH:
+            added, removed = np.flatnonzero(inside & ~old), np.flatnonzero(old & ~inside)
+            changed = added.size + removed.size
             if changed == 0:
-                return self._gram
+                return self._gram, self._bias
             if 2 * changed <= int(inside.sum()):
-                self._gram = self._gram + self._syrk(added) - self._syrk(removed)
+                self._update(added, removed)
                 self._inside, self._updates = inside.copy(), self._updates + 1
-                return self._gram
-        self._gram, self._inside, self._updates = self._syrk(inside), inside.copy(), 0
-        return self._gram
+                return self._gram, self._bias
+        self._gram, self._bias = self._gram_and_bias(inside)
+        self._inside, self._updates = inside.copy(), 0
+        return self._gram, self._bias
+
+    def _update(self, added, removed):
+        """Add the rows ``added`` to the Gram matrix and the biases' rows and take the rows
+        ``removed`` out, in place: a few rows by one product that reads and writes the
+        Gram matrix once, many by a symmetric product (half the multiply-adds) each."""
+        if added.size + removed.size > _FEW_ROWS:
+            for picked, sign in ((added, 1.0), (removed, -1.0)):
+                mask = np.zeros(self.n, dtype=bool)
+                mask[picked] = True
+                gram, bias = self._gram_and_bias(mask)
+                self._gram += sign * gram
+                self._bias += sign * bias
+            return
+        rows = np.concatenate([added, removed])
+        M = self.Fd[rows]
+        signed = M * np.where(np.arange(rows.size) < added.size, 1.0, -1.0)[:, None]
+        self._gram = sla.blas.dgemm(1.0, M, signed, trans_a=1, beta=1.0, c=self._gram,
+                                    overwrite_c=True)
+        for g in np.unique(self.group_of[rows]):
+            of_g = self.group_of[rows] == g
+            self._bias[g] += self.a_rows[rows[of_g]] @ signed[of_g]
 
     def direction(self, hess, inside, rhs, mu):
-        """The Newton step as :meth:`Flat.direction`, the Hessian formed from the dense rows
-        inside their box."""
+        """The Newton step as :meth:`Flat.direction`, the Hessian (times ``mu``) formed
+        from the dense rows inside their box in its upper triangle."""
+        has = np.bincount(self.group_of[inside], minlength=self.G) > 0
+        rhs = mu * rhs
+        rhs[self.R:][~has] = 0.0
+        try:
+            factor = sla.cho_factor(self._system(hess, inside, mu, has), lower=False,
+                                    overwrite_a=True, check_finite=False)
+            P = sla.cho_solve(factor, rhs, check_finite=False)
+        except np.linalg.LinAlgError:  # not numerically positive definite: least squares
+            H = np.triu(self._system(hess, inside, mu, has))
+            H += np.triu(H, 1).T
+            P = sla.lstsq(H, rhs, check_finite=False)[0]
+        return P, 1, has
+
+    def _system(self, hess, inside, mu, has):
+        """``mu`` times the generalised Hessian, in its upper triangle (the lower is not
+        written); a task with no example inside its box keeps its bias (identity)."""
         _, _, (inv, L) = hess
-        R, G = self.R, self.G
-        upper = self._gram_of(inside)
-        H = np.empty((R + G, R + G))
-        H[:R, :R] = upper
-        H[:R, :R] += np.triu(upper, 1).T
-        a_in = np.where(inside, self.a_rows, 0.0)
-        for g in range(G):
-            H[R + g, :R] = np.where(self.group_of == g, a_in, 0.0) @ self.Fd
-        H[:R, R:] = H[R:, :R].T
-        H[R:, R:] = np.diag(np.bincount(self.group_of, a_in * a_in, minlength=G))
-        H /= mu
-        return self._solve(H, inv, L, inside, rhs)
+        R = self.R
+        gram, bias = self._gram_of(inside)
+        H = np.empty((R + self.G, R + self.G))
+        H[:R, :R] = gram
+        H[np.arange(R), np.arange(R)] += mu * inv
+        if L.nnz:
+            LL = (L @ L.T).tocoo()
+            upper = LL.row <= LL.col
+            np.subtract.at(H, (LL.row[upper], LL.col[upper]), mu * LL.data[upper])
+        H[:R, R:] = np.where(has, bias.T, 0.0)
+        H[R:, R:] = np.diag(np.where(has, np.bincount(
+            self.group_of[inside], self.a_rows[inside] ** 2, minlength=self.G), 1.0))
+        return H
 
 
 def layout_of(dual, rows):
