@@ -206,6 +206,33 @@ def test_the_per_task_layout_keeps_its_gram_matrices_in_step_with_the_rows_insid
     assert lay._updates == 3
 
 
+def test_the_gradient_updates_f_transpose_lam_by_the_multipliers_that_moved():
+    # on every layout: from the last product by the few multipliers that moved, afresh
+    # when more than half moved; the same vector as the product itself
+    from medmtl.med.solvers import ssnal
+    from medmtl.med.solvers.ssnal_layouts import Blocks, DenseFlat
+
+    rng = np.random.default_rng(6)
+    F = sp.random(40, 12, density=0.3, random_state=rng, format="lil")
+    F[:, 0] = 1.0  # a column both tasks use: the sparse flat layout
+    shared = MEDDual(c=np.ones(40), lo=0.0, hi=1.0, a=np.where(np.arange(40) % 2, 1.0, -1.0),
+                     groups=[np.arange(20), np.arange(20, 40)], Phi=F.tocsr(), alpha=2.0)
+    ising, dense = _ising_dual(6, 40), _stiff_dense_dual()
+    layouts = [(ising, Blocks.of(ising, ising.factor_rows())),
+               (dense, DenseFlat(dense, dense.factor_rows())),
+               (shared, Flat(shared, shared.factor_rows()))]
+    for dual, lay in layouts:
+        rows = dual.factor_rows()
+        prox = ssnal._Prox(dual, lay, Conjugate(rows, dual.n_terms, dual.alpha))
+        lam = lay.rows_of(rng.random(dual.n))
+        prox.adjoint(lam)
+        for moved, updates in ((0, 1), (3, 2), (lam.size, 0)):
+            lam = lam.copy()
+            lam.flat[rng.choice(lam.size, moved, replace=False)] = 0.5
+            np.testing.assert_allclose(prox.adjoint(lam), lay.adjoint(lam), rtol=1e-12, atol=1e-12)
+            assert prox._updates == updates
+
+
 def test_the_finish_comes_later_for_tasks_too_wide_for_small_newton_systems():
     # at pass 20 where every task's rows touch at most 500 columns, else at pass 50: a wide
     # dense dual's passes converge before a finish that factorises its width would pay

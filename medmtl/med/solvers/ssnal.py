@@ -88,6 +88,8 @@ _INNER = 0.1
 _PATIENCE = 10
 # Rounds of proximal steps, each from the feasible point of the last, at most.
 _ROUNDS = 4
+# Updates of F^T lam by the multipliers that moved between fresh products.
+_ADJOINT_REFRESH = 16
 
 
 # ---------------------------------------------------------------------------------------
@@ -101,6 +103,7 @@ class _Prox:
         self.c = layout.rows_of(dual.c)
         self.lo = layout.rows_of(dual.lo)
         self.hi = layout.rows_of(dual.hi)
+        self._last, self._updates = None, 0
 
     def z(self, V):
         return self.lay.apply(V) - self.c
@@ -125,7 +128,22 @@ class _Prox:
 
     def gradient(self, u, lam):
         """``(grad f*(w), 0) - (F^T lam, a_g^T lam_g)``."""
-        return self.lay.stack(u, np.zeros(self.lay.G)) - self.lay.adjoint(lam)
+        return self.lay.stack(u, np.zeros(self.lay.G)) - self.adjoint(lam)
+
+    def adjoint(self, lam):
+        """``(F^T lam, a_g^T lam_g)``, from the last one by the multipliers that moved where
+        at most half of them did (from one Newton step to the next the multipliers at their
+        bounds stay there), afresh after ``_ADJOINT_REFRESH`` updates (rounding)."""
+        if self._last is not None and self._updates < _ADJOINT_REFRESH:
+            at, value = self._last
+            moved = lam != at
+            if 2 * np.count_nonzero(moved) <= moved.size:
+                value = value + self.lay.adjoint_of(np.where(moved, lam - at, 0.0), moved)
+                self._last, self._updates = (lam.copy(), value), self._updates + 1
+                return value
+        value = self.lay.adjoint(lam)
+        self._last, self._updates = (lam.copy(), value), 0
+        return value
 
     def flat_biases(self, V, z, center, mu, has):
         """Each task with no example inside its box gets the bias minimising its ``h``

@@ -203,6 +203,14 @@ class Blocks:
         """``(F^T lam, a_g^T lam_g)`` stacked."""
         return np.matmul(lam[:, None, :], self.X)[:, 0, :]
 
+    def adjoint_of(self, d, moved):
+        """:meth:`adjoint` of ``d``, zero outside ``moved``, from the rows in ``moved``."""
+        out = np.zeros((self.G, self.K))
+        for k in np.flatnonzero(moved.any(axis=1)):
+            rows = np.flatnonzero(moved[k])
+            out[k] = d[k, rows] @ self.X[k, rows]
+        return out
+
     def task(self, k):
         return k, slice(0, self.counts[k])
 
@@ -324,6 +332,11 @@ class Flat:
     def adjoint(self, lam):
         return self.FA.T @ lam
 
+    def adjoint_of(self, d, moved):
+        """:meth:`adjoint` of ``d``, zero outside ``moved`` (sparse products take only the
+        nonzeros already)."""
+        return self.adjoint(d)
+
     def task(self, k):
         return self.groups[k]
 
@@ -384,6 +397,12 @@ class DenseFlat(Flat):
     def adjoint(self, lam):
         return np.concatenate([self.Fd.T @ lam,
                                np.bincount(self.group_of, self.a_rows * lam, minlength=self.G)])
+
+    def adjoint_of(self, d, moved):
+        """:meth:`adjoint` of ``d``, zero outside ``moved``, from the rows in ``moved``."""
+        rows = np.flatnonzero(moved)
+        return np.concatenate([d[rows] @ self.Fd[rows], np.bincount(
+            self.group_of[rows], self.a_rows[rows] * d[rows], minlength=self.G)])
 
     def _syrk(self, mask):
         """The upper triangle of ``F_m^T F_m`` for the rows in ``mask``, summed over chunks
