@@ -407,12 +407,11 @@ class DenseFlat(Flat):
     def _syrk(self, mask):
         """The upper triangle of ``F_m^T F_m`` for the rows in ``mask``, summed over chunks
         of rows so that the copy of the rows taken stays small beside ``F``."""
-        return self._gram_and_bias(mask)[0]
+        return self._gram_and_bias(np.flatnonzero(mask))[0]
 
-    def _gram_and_bias(self, mask):
-        """:meth:`_syrk` and the biases' rows ``B[g] = a_{m,g}^T F_{m,g}`` over the rows in
-        ``mask``, from the same chunks of rows."""
-        picked = np.flatnonzero(mask)
+    def _gram_and_bias(self, picked):
+        """:meth:`_syrk` and the biases' rows ``B[g] = a_{m,g}^T F_{m,g}`` over the rows
+        ``picked``, from the same chunks of rows."""
         out = np.zeros((self.R, self.R))
         bias = np.zeros((self.G, self.R))
         step = max(1, _SYRK_CHUNK_BYTES // max(8 * self.R, 1))
@@ -420,13 +419,16 @@ class DenseFlat(Flat):
             chunk = picked[s0:s0 + step]
             M = self.Fd[chunk]
             out = sla.blas.dsyrk(1.0, M.T, beta=1.0, c=out, trans=0, lower=0, overwrite_c=True)
-            if self.G == 1:
-                bias[0] += self.a_rows[chunk] @ M
-            else:
-                A = np.zeros((chunk.size, self.G))
-                A[np.arange(chunk.size), self.group_of[chunk]] = self.a_rows[chunk]
-                bias += A.T @ M
+            self._add_bias(bias, chunk, M)
         return out, bias
+
+    def _add_bias(self, bias, rows, M):
+        """``bias[g] += a_{rows,g}^T M_g`` per task ``g`` of the ``rows`` (``M`` their rows
+        of ``F``, signed or not)."""
+        tasks = self.group_of[rows]
+        for g in np.unique(tasks):
+            of_g = tasks == g
+            bias[g] += self.a_rows[rows[of_g]] @ M[of_g]
 
     def _gram_of(self, inside):
         """``F_I^T F_I`` (upper triangle) and the biases' rows for ``I = inside``."""
@@ -440,7 +442,7 @@ class DenseFlat(Flat):
                 self._update(added, removed)
                 self._inside, self._updates = inside.copy(), self._updates + 1
                 return self._gram, self._bias
-        self._gram, self._bias = self._gram_and_bias(inside)
+        self._gram, self._bias = self._gram_and_bias(np.flatnonzero(inside))
         self._inside, self._updates = inside.copy(), 0
         return self._gram, self._bias
 
@@ -450,9 +452,7 @@ class DenseFlat(Flat):
         Gram matrix once, many by a symmetric product (half the multiply-adds) each."""
         if added.size + removed.size > _FEW_ROWS:
             for picked, sign in ((added, 1.0), (removed, -1.0)):
-                mask = np.zeros(self.n, dtype=bool)
-                mask[picked] = True
-                gram, bias = self._gram_and_bias(mask)
+                gram, bias = self._gram_and_bias(picked)
                 self._gram += sign * gram
                 self._bias += sign * bias
             return
@@ -461,9 +461,7 @@ class DenseFlat(Flat):
         signed = M * np.where(np.arange(rows.size) < added.size, 1.0, -1.0)[:, None]
         self._gram = sla.blas.dgemm(1.0, M, signed, trans_a=1, beta=1.0, c=self._gram,
                                     overwrite_c=True)
-        for g in np.unique(self.group_of[rows]):
-            of_g = self.group_of[rows] == g
-            self._bias[g] += self.a_rows[rows[of_g]] @ signed[of_g]
+        self._add_bias(self._bias, rows, signed)
 
     def direction(self, hess, inside, rhs, mu):
         """The Newton step as :meth:`Flat.direction`, the Hessian (times ``mu``) formed
