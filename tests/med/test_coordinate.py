@@ -269,3 +269,27 @@ def test_a_looser_tolerance_takes_no_more_passes_than_the_default(monkeypatch):
     assert loose.info["kkt_gap"] <= 1e-3
     assert loose.info["passes"] <= tight.info["passes"]
     assert np.max(np.abs(loose.switch_posterior - tight.switch_posterior)) < 1e-4
+
+
+def test_a_converged_check_is_the_answer_over_a_point_higher_by_round_off():
+    # 100 nodes x 2,000 samples (random graph, repetition 1, C = alpha = 1): the passes'
+    # last check met the tolerance 3e-11 below the finish's point, whose KKT gap was 8x the
+    # tolerance; the run took that point and the status "max_iter" after 13 passes of 1,000.
+    from medmtl.med.solvers import coordinate
+    from medmtl.med.solvers.coordinate_run import Run
+    from medmtl.med.solvers.registry import get_method
+
+    dual = factor_dual("fs_single", alpha=3.0)
+    run = Run(dual, None, get_method("cd").check_options({}), coordinate.POLICY)
+    run.iterate()
+    assert run.status == "converged"
+    lam, J = run.lam.copy(), run.J_checked
+    other = np.clip(lam + 1e-3, dual.lo, dual.hi)
+    run.best = (J * (1 + 1e-15) + 1e-300, other, run.grad, run.s.copy(), 100 * run.kkt_eps)
+    run.conclude()
+    assert run.status == "converged" and run.J_checked == J and np.array_equal(run.lam, lam)
+    # a last check short of the tolerance gives way to the best point
+    run.gap = 10 * run.eps
+    run.best = (J + 1.0, other, run.grad, run.s.copy(), 2 * run.kkt_eps)
+    run.conclude()
+    assert run.J_checked == J + 1.0 and np.array_equal(run.lam, other)

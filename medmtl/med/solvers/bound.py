@@ -311,12 +311,12 @@ class BoundMethod(Method):
 def _hand_over_to_newton(dual, lam, J):
     """``"newton"`` (its default options, no handover of its own) from a stalled run's last
     point ``lam`` (of objective ``J``): ``(lam, J, status, record)``, or None when it ends
-    below ``J``."""
+    below ``J`` short of the tolerance."""
     from .newton import NewtonMethod  # newton hands over to bound: imported when needed
 
     newton = NewtonMethod()
     sol = newton.solve(dual, newton.check_solver(None), newton.check_options({"handover": False}), lam)
-    if sol.objective < J:
+    if sol.objective < J and sol.status != "converged":
         return None
     record = {"to": "newton", "because": "stalled", "status": sol.status,
               "iterations": sol.n_iter, "smo_steps": int(np.sum(sol.info["smo_steps"]))}

@@ -228,9 +228,10 @@ def _long_budget(n):
 
 def _hand_over(dual, lam, J, kkt_tol):
     """``"ssnal"`` from Newton's last point: ``(lam, J, gap, status, stats)``, or None when
-    its layouts do not take the dual or it ends below Newton's ``J``."""
+    its layouts do not take the dual or it ends below Newton's ``J`` short of the tolerance
+    (converged, it is the answer even below ``J`` by round-off)."""
     found = ssnal_finish(dual, dual.factor_rows(), lam, kkt_tol, SSNALMethod.options[0].default)
-    if found is None or found[1] < J:
+    if found is None or found[1] < J and found[3] != "converged":
         return None
     lam, J, gap, status, stats = found
     return lam, J, gap, status, {"to": "ssnal", **stats}
@@ -238,11 +239,12 @@ def _hand_over(dual, lam, J, kkt_tol):
 
 def _hand_over_to_bound(dual, lam, J):
     """Algorithm 1 (``"bound"``, its default options) from Newton's last point:
-    ``(lam, J, gap, status, stats)``, or None when it ends below Newton's ``J``."""
+    ``(lam, J, gap, status, stats)``, or None when it ends below Newton's ``J`` short of
+    the tolerance."""
     bound = BoundMethod()
     sol = bound.solve(dual, bound.check_solver(None), bound.check_options({"handover": False}),
                       dual.project(lam))
-    if sol.objective < J:
+    if sol.objective < J and sol.status != "converged":
         return None
     stats = {"to": "bound", "iterations": sol.n_iter, "status": sol.status,
              "gap_estimate": sol.info.get("gap_estimate")}

@@ -405,13 +405,14 @@ def finish(dual, rows, lam, kkt_tol, max_prox, spread=None, raw=None):
 
     Returns
     -------
-    None when the dual fits no layout, else ``(lam, J, gap, status, stats)``: the better of
-    the start and the answer (feasible), its ``J``, KKT gap and status, and the counts of
-    :func:`prox_newton` with the layout's name and ``duality_gap``, the primal objective at
-    the last weights and biases less ``J`` (of the factored dual): a certified bound on how
-    far ``J`` is below the optimum, tighter on badly conditioned duals than the one from the
-    multipliers' own weights. The status is ``"converged"`` when the KKT gap is below
-    ``kkt_tol * max|c|`` or that bound below ``kkt_tol * |J|``.
+    None when the dual fits no layout, else ``(lam, J, gap, status, stats)``: the answer
+    (feasible; the start instead where the steps ended below it short of the tolerance),
+    its ``J``, KKT gap and status, and the counts of :func:`prox_newton` with the layout's
+    name and ``duality_gap``, the primal objective at the last weights and biases less
+    ``J`` (of the factored dual): a certified bound on how far ``J`` is below the optimum,
+    tighter on badly conditioned duals than the one from the multipliers' own weights. The
+    status is ``"converged"`` when the KKT gap is below ``kkt_tol * max|c|`` or that bound
+    below ``kkt_tol * |J|``.
     """
     scale = max(float(np.max(np.abs(dual.c), initial=0.0)), 1e-12)
     eps = kkt_tol * scale
@@ -446,7 +447,10 @@ def finish(dual, rows, lam, kkt_tol, max_prox, spread=None, raw=None):
         target /= 10.0
     J_dual = dual.objective(answer)
     J_start = dual.objective(lam)
-    if J_dual < J_start:
+    if J_dual < J_start and gap > eps:
+        # the start is the answer where the steps ended below it, unless they met the
+        # tolerance: a point that meets it is the answer, a start above it by round-off
+        # or by less than the tolerance allows is not (the status must not hang on that)
         answer, J_dual, J, gap = lam, J_start, view.objective(lam), kkt_gap(view, lam)
     certificate = max(primal - J, 0.0)
     if np.isfinite(certificate):
