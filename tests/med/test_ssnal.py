@@ -206,6 +206,28 @@ def test_the_per_task_layout_keeps_its_gram_matrices_in_step_with_the_rows_insid
     assert lay._updates == 3
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_per_task_preconditioner_solves_each_block(compiled, monkeypatch):
+    # by Cholesky factors and compiled triangular solves (without numba by the inverses);
+    # by the pseudo-inverses where a block is not numerically positive definite
+    from medmtl.med.solvers import ssnal_layouts
+
+    monkeypatch.setattr(ssnal_layouts, "HAVE_NUMBA", compiled and ssnal_layouts.HAVE_NUMBA)
+
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(5, 30, 9))
+    blocks = np.matmul(A.transpose(0, 2, 1), A) + np.eye(9)
+    R = rng.normal(size=(5, 9))
+    expected = np.linalg.solve(blocks, R[:, :, None])[:, :, 0]
+    np.testing.assert_allclose(ssnal_layouts._block_preconditioner(blocks)(R), expected, rtol=1e-10)
+    singular = blocks.copy()
+    singular[2] = np.outer(A[2, 0], A[2, 0])  # rank one
+    out = ssnal_layouts._block_preconditioner(singular)(R)
+    np.testing.assert_allclose(out[[0, 1, 3, 4]], expected[[0, 1, 3, 4]], rtol=1e-8)
+    np.testing.assert_allclose(out[2], np.linalg.pinv(singular[2]) @ R[2], rtol=1e-6, atol=1e-12)
+    assert np.all(np.isfinite(out))
+
+
 def test_the_gradient_updates_f_transpose_lam_by_the_multipliers_that_moved():
     # on every layout: from the last product by the few multipliers that moved, afresh
     # when more than half moved; the same vector as the product itself

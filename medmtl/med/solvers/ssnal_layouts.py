@@ -19,6 +19,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ..bound import switch_posterior
+from ._numba import HAVE_NUMBA, njit
 from .coordinate_steps import switched_sum
 
 __all__ = ["layout_of", "columns_of", "Conjugate", "Blocks", "Flat", "DenseFlat", "MAX_BLOCK", "MAX_FLAT"]
@@ -204,12 +205,15 @@ class Blocks:
         return np.matmul(lam[:, None, :], self.X)[:, 0, :]
 
     def adjoint_of(self, d, moved):
-        """:meth:`adjoint` of ``d``, zero outside ``moved``, from the rows in ``moved``."""
-        out = np.zeros((self.G, self.K))
-        for k in np.flatnonzero(moved.any(axis=1)):
-            rows = np.flatnonzero(moved[k])
-            out[k] = d[k, rows] @ self.X[k, rows]
-        return out
+        """:meth:`adjoint` of ``d``, zero outside ``moved``, from the rows in ``moved`` (read
+        in place: no copy of them is gathered)."""
+        if not HAVE_NUMBA:
+            out = np.zeros((self.G, self.K))
+            for k in np.flatnonzero(moved.any(axis=1)):
+                rows = np.flatnonzero(moved[k])
+                out[k] = d[k, rows] @ self.X[k, rows]
+            return out
+        return _rows_adjoint(self.X, d, moved)
 
     def task(self, k):
         return k, slice(0, self.counts[k])
@@ -260,18 +264,63 @@ class Blocks:
         for k in np.flatnonzero(~has):
             blocks[k, -1, :] = blocks[k, :, -1] = 0.0
             blocks[k, -1, -1] = 1.0
-        try:
-            inv = np.linalg.inv(blocks)
-        except np.linalg.LinAlgError:  # a block singular in floating point (extreme scales)
-            inv = np.linalg.pinv(blocks)
-
-        def M(Rs):
-            return np.matmul(inv, Rs[:, :, None])[:, :, 0]
-
+        M = _block_preconditioner(blocks)
         rhs = rhs.copy()
         rhs[~has, -1] = 0.0
         P, its = _pcg(H, M, rhs)
         return P, its, has
+
+
+def _block_preconditioner(blocks):
+    """``R -> blocks^{-1} R`` per task (``blocks`` of shape ``(G, K, K)``, symmetric): by each
+    block's Cholesky factor and two triangular solves where numba compiles them (a sixth of
+    the work of the inverses: at 100 blocks of 101, 3.7 ms against 21 ms, each application
+    1 ms against 0.2 ms), else by the inverses; by the pseudo-inverses where a block is not
+    numerically positive definite (extreme scales)."""
+    try:
+        factors = np.linalg.cholesky(blocks)
+    except np.linalg.LinAlgError:
+        inv = np.linalg.pinv(blocks, hermitian=True)
+    else:
+        if HAVE_NUMBA:
+            return lambda R: _cholesky_solve(factors, R)
+        inv = np.linalg.inv(blocks)
+    return lambda R: np.matmul(inv, R[:, :, None])[:, :, 0]
+
+
+@njit(cache=True, nogil=True)
+def _cholesky_solve(L, R):
+    """``(L_g L_g^T)^{-1} R_g`` per block ``g`` from the lower Cholesky factors ``L``."""
+    G, K = R.shape
+    out = np.empty_like(R)
+    for g in range(G):
+        y = out[g]
+        Lg = L[g]
+        for i in range(K):
+            acc = R[g, i]
+            for j in range(i):
+                acc -= Lg[i, j] * y[j]
+            y[i] = acc / Lg[i, i]
+        for i in range(K - 1, -1, -1):
+            acc = y[i]
+            for j in range(i + 1, K):
+                acc -= Lg[j, i] * y[j]
+            y[i] = acc / Lg[i, i]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _rows_adjoint(X, d, moved):
+    """``out[g] = sum_i d[g, i] X[g, i]`` over the rows ``i`` with ``moved[g, i]``."""
+    G, N, K = X.shape
+    out = np.zeros((G, K))
+    for g in range(G):
+        for i in range(N):
+            if moved[g, i]:
+                di = d[g, i]
+                for j in range(K):
+                    out[g, j] += di * X[g, i, j]
+    return out
 
 
 def columns_of(F, r):
