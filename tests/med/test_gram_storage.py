@@ -35,6 +35,24 @@ def test_group_grams_are_the_task_blocks_of_each_term():
     np.testing.assert_allclose(0.5 * q, dual.term_quads(lam), rtol=1e-12)
 
 
+def test_products_with_a_sparse_vector_read_the_rows_of_its_nonzeros():
+    # a Newton step moves a few multipliers: their rows of the symmetric blocks give the
+    # products that the whole blocks give (kernel blocks and few-column factors alike)
+    from medmtl.kernels import per_feature_kernels
+    from medmtl.med.builders import kernel_selection_dual
+
+    Xs, ys = make_tasks(M=3, T=20, D=3, seed=4)
+    dual = kernel_selection_dual(Xs, ys, per_feature_kernels(3) + [RBFKernel(0.5), RBFKernel(2.0)],
+                                 C=1.0, alpha=2.0)
+    grams = GroupGrams.from_operators(dual)
+    assert grams.ok
+    rng = np.random.default_rng(0)
+    for share in (0.0, 0.1, 0.4, 1.0):
+        x = np.where(rng.random(dual.n) < share, rng.normal(size=dual.n), 0.0)
+        for g, blocks, P in zip(grams.group_rows, grams.grams, grams.times(x)):
+            np.testing.assert_allclose(P[:blocks.shape[0]], blocks @ x[g], rtol=1e-12, atol=1e-12)
+
+
 def test_layouts_are_built_once_for_a_path():
     Xs, ys = make_tasks(M=3, T=20, D=4, seed=3)
     dual = feature_selection_dual(Xs, ys, C=1.0, alpha=1.0)

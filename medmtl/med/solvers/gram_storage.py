@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 from ..factor_rows import Rows  # noqa: F401 - see below
 from ..grams import KernelGram
+from ._numba import HAVE_NUMBA, njit
 
 # ``Rows`` lived here before: numba's on-disk cache of a compiled loop names the types of
 # its arguments by module, and an index written then must still unpickle (to be found stale
@@ -25,6 +26,10 @@ __all__ = ["GroupGrams"]
 
 # Largest dense copy of the factors, and largest set of per-task Gram blocks, kept in memory.
 _MAX_BYTES = 1 << 29
+# A group's products with a vector read only the blocks' rows of its nonzeros when at most
+# this fraction of its entries are nonzero (a Newton step moves a few multipliers: on the
+# Landmine path 15 % of them on average).
+_SPARSE_SHARE = 0.5
 
 
 class GroupGrams:
@@ -200,12 +205,19 @@ class GroupGrams:
         return self.times(lam), self.blocks(term_weight, out=out)
 
     def times(self, lam):
-        """Per group, ``G_{g,t} lam_g`` for every term ``t`` present: list of (T_g, n_g)."""
+        """Per group, ``G_{g,t} lam_g`` for every term ``t`` present: list of (T_g, n_g).
+
+        Where few of ``lam_g`` are nonzero, only the blocks' rows of those are read (the
+        blocks are symmetric); else one matrix-vector product over the stacked blocks."""
         out = []
         for g, grams, lr in zip(self.group_rows, self.grams, self.lowrank):
             x = lam[g]
-            # one matrix-vector product per group over its stacked blocks (BLAS gemv)
-            P = (grams.reshape(-1, g.size) @ x).reshape(grams.shape[0], g.size)
+            nz = np.flatnonzero(x)
+            if HAVE_NUMBA and nz.size <= _SPARSE_SHARE * g.size:
+                P = _rows_times(grams, x, nz)
+            else:
+                # one matrix-vector product per group over its stacked blocks (BLAS gemv)
+                P = (grams.reshape(-1, g.size) @ x).reshape(grams.shape[0], g.size)
             if lr is not None:
                 Fg, S, _ = lr
                 P = np.vstack([P, ((Fg * (Fg.T @ x)) @ S).T])
@@ -265,6 +277,20 @@ class GroupGrams:
             out.append(B)
             start += m
         return out
+
+
+@njit(cache=True, nogil=True)
+def _rows_times(grams, x, nz):
+    """``grams[t] @ x`` for every ``t`` from the rows ``nz`` of the symmetric blocks, the
+    nonzeros of ``x``."""
+    T, m = grams.shape[0], grams.shape[1]
+    out = np.zeros((T, m))
+    for t in range(T):
+        for i in nz:
+            xi = x[i]
+            for j in range(m):
+                out[t, j] += xi * grams[t, i, j]
+    return out
 
 
 def _low_rank_rows(G, rows):

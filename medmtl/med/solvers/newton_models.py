@@ -475,17 +475,20 @@ class BlockModel(NewtonModel):
         dual, grams = self.dual, self.grams
         s = switch_posterior(self.q, dual.alpha) if dual.n_terms else np.zeros(0)
         tau = s * (1.0 - s) if dual.alpha > 0 else np.zeros_like(s)
-        if self._flat is None:
-            self._flat = np.empty(grams.flat_size())
-        self.Qb = grams.blocks(s, single=self.precision == "single", out=self._flat)
-        self.V = grams.switched_columns(self.GL, dual.n_terms) if np.any(tau > 0) else None
         g0 = dual.c - grams.weighted(self.GL, s)
         self.s, self.tau = s, tau
         return s, tau, g0
 
     def subproblem(self, grad_b, beta, blo, bhi, inner_eps, max_steps):
+        # the weighted blocks are formed here, not in linearize: the last linearization
+        # of a solve only finds the KKT gap below tolerance
+        dual, grams = self.dual, self.grams
+        if self._flat is None:
+            self._flat = np.empty(grams.flat_size())
+        Qb = grams.blocks(self.s, single=self.precision == "single", out=self._flat)
+        V = grams.switched_columns(self.GL, dual.n_terms) if np.any(self.tau > 0) else None
         steps, gap, self.max_curvature = _solve_on_blocks(
-            self.dual, self.grams, self.Qb, self._flat, self.V, self.tau, self.inv_a, grad_b, beta,
+            dual, grams, Qb, self._flat, V, self.tau, self.inv_a, grad_b, beta,
             blo, bhi, inner_eps, max_steps, self.shrinking)
         return steps, gap
 
