@@ -317,6 +317,25 @@ def test_the_conjugate_inverts_the_gradient_and_its_hessian_is_the_inverse(alpha
     np.testing.assert_allclose(np.diag(H), diag, rtol=1e-12)
 
 
+@pytest.mark.parametrize("alpha", [1e-8, 1.0, 2025.0, 1e12])
+def test_the_term_radii_solve_their_equation_to_rounding(alpha):
+    # r s(r) = rho, s(r) = 1 / (1 + alpha exp(-r^2 / 2)), from 1e-200 (where r^2 / 2
+    # underflows) to 1e4, against bisection in extended steps
+    from medmtl.med.bound import switch_posterior
+    from medmtl.med.solvers.ssnal_layouts import _term_radii
+
+    rho = np.concatenate([[0.0, 1e-200, 1e-120], np.logspace(-12, 4, 400)])
+    r = _term_radii(rho, alpha)
+    assert r[0] == 0.0 and np.all(np.isfinite(r))
+    np.testing.assert_allclose(r[1:3], rho[1:3] * (1 + alpha), rtol=1e-15)
+    lo, hi = rho[1:].copy(), rho[1:] * (1 + alpha)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        above = mid * switch_posterior(0.5 * mid * mid, alpha) >= rho[1:]
+        lo, hi = np.where(above, lo, mid), np.where(above, mid, hi)
+    np.testing.assert_allclose(r[1:], hi, rtol=1e-13)
+
+
 def test_the_ising_duals_that_the_passes_leave_at_the_limit_converge():
     # 30 nodes, 600 samples, C = 0.01: coordinate passes alone stop at max_iter (1,000
     # passes, gap above 1e-5); with the finish the default solve converges.

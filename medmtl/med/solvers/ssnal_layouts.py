@@ -71,23 +71,9 @@ class Conjugate:
 
     def u_of(self, w):
         """``grad f*(w)`` (the ``u`` with ``grad f(u) = w``), with each term's posterior:
-        per term, ``r s(r) = ||w_t||`` for ``r = ||u_t||`` (increasing in ``r``, solved by
-        geometric bisection on ``[rho, (1 + alpha) rho]`` and two Newton steps)."""
+        per term, ``r s(r) = ||w_t||`` for ``r = ||u_t||`` (:func:`_term_radii`)."""
         rho = np.sqrt(np.bincount(self.t_sw, w[self.sw] ** 2, minlength=self.D))
-        r = rho.copy()
-        if self.alpha > 0:
-            pos = rho > 0
-            lo, hi = rho[pos], rho[pos] * (1.0 + self.alpha)
-            for _ in range(44):
-                mid = np.sqrt(lo * hi)
-                above = mid * self._posterior(0.5 * mid * mid) >= rho[pos]
-                hi = np.where(above, mid, hi)
-                lo = np.where(above, lo, mid)
-            x = np.sqrt(lo * hi)
-            for _ in range(2):
-                s = self._posterior(0.5 * x * x)
-                x = x - (x * s - rho[pos]) / (s + s * (1.0 - s) * x * x)
-            r[pos] = x
+        r = _term_radii(rho, self.alpha) if self.alpha > 0 else rho
         s = self._posterior(0.5 * r * r)
         u = w.copy()
         u[self.sw] = w[self.sw] / s[self.t_sw]
@@ -120,6 +106,41 @@ class Conjugate:
         cols = np.flatnonzero(self.sw)
         L = sp.csr_matrix((us * np.sqrt(kt / st), (cols, self.t_sw)), shape=(u.size, self.D))
         return apply, diag, (inv, L)
+
+
+def _term_radii(rho, alpha):
+    """The ``r >= 0`` with ``r s(r) = rho`` per term, ``s(r) = 1 / (1 + alpha exp(-r^2 / 2))``.
+
+    In ``q = r^2 / 2`` the equation ``h(q) = log(r s(r)) - log(rho) = 0`` has ``h`` increasing
+    and concave (``h' = 1 / (2 q) + 1 - s``, ``h'' = -1 / (2 q^2) - s (1 - s)``), so Newton's
+    iterates from a point left of the root rise to it monotonically: from
+    ``r = rho / s(rho / s(rho))`` (``rho / s(rho)`` is above the root, ``s`` increasing), at
+    most 18 iterations for ``alpha`` up to 1e12 (against 44 bisection steps before), then one
+    Newton step on ``r s(r) = rho`` itself for the last digits. Where ``rho`` is so small that
+    ``r^2 / 2`` would underflow, ``s`` is ``s(0)`` and ``r = (1 + alpha) rho``."""
+    r = np.array(rho, dtype=float)
+    pos = np.flatnonzero(rho > 1e-150)
+    tiny = (rho > 0) & (rho <= 1e-150)
+    r[tiny] = rho[tiny] * (1.0 + alpha)
+    if pos.size == 0:
+        return r
+    p = rho[pos]
+    x = p / switch_posterior(0.5 * p * p, alpha)       # at or above the root
+    x = p / switch_posterior(0.5 * x * x, alpha)       # at or below it
+    q, log_p = 0.5 * x * x, np.log(p)
+    left = np.arange(p.size)
+    for _ in range(100):
+        qi = q[left]
+        s = switch_posterior(qi, alpha)
+        step = (log_p[left] - 0.5 * np.log(2.0 * qi) - np.log(s)) / (0.5 / qi + (1.0 - s))
+        q[left] = qi + step
+        left = left[step > 1e-15 * qi]
+        if left.size == 0:
+            break
+    x = np.sqrt(2.0 * q)
+    s = switch_posterior(q, alpha)
+    r[pos] = x - (x * s - p) / (s + s * (1.0 - s) * x * x)
+    return r
 
 
 # ---------------------------------------------------------------------------------------
