@@ -9,18 +9,18 @@ Cases (each with its peer timed in the same run):
 * MED SVM (no switches), linear and RBF: ``method="auto"`` (the default: ``"cd"`` for the
   linear SVM from 2,000 rows, ``"newton"`` for kernels) and ``"newton"``, each building and
   solving its dual afresh, against scikit-learn's SVC (libsvm, tol 1e-6); both dual
-  objectives printed; each side the fastest of three runs in its child. On the 2-core
-  virtual machine of the committed runs, the first child after SVC's that asks for huge
-  pages (the RBF column slab: 30 MB at n = 2,000, 170 MB at 5,000) pays about 0.4 ms of
-  system time per 2 MB page (0.47 s of a 0.72 s solve at n = 5,000), the next child 0.03 s
-  in all: whichever MED row comes first shows it (measured by swapping the two rows on
-  2026-11-28: the first RBF row 1.42x / 1.40x SVC at n = 2,000 / 5,000, the second 0.81x /
-  0.64x).
+  objectives printed. SVC and the two MED runs are timed in turn in one child, three
+  rounds, the fastest run of each counting (:func:`timed_together`): in separate children,
+  on the 2-core virtual machine of the committed runs, the first child after SVC's that
+  asked for huge pages (the RBF column slab: 30 MB at n = 2,000, 170 MB at 5,000) paid
+  about 0.4 ms of system time per 2 MB page (0.47 s of a 0.72 s solve at n = 5,000), the
+  next child 0.03 s in all, so whichever row came first showed it.
 * MED feature selection: ``"newton"`` against the direct CVXPY + Clarabel solve (equal J
   to 1e-6 required) and against SVC on the same data.
 * Multi-task kernel selection on Landmine (29 tasks x 200 examples, 9 per-feature + 9 RBF
-  kernels): a warm-started path over 10 alpha values against one set of 29 independent
-  SVCs.
+  kernels): a warm-started path over 10 alpha values (the dual built and its per-task Gram
+  blocks formed within it) against one set of 29 independent SVCs, timed in turn in one
+  child as the SVM case.
 * Linear feature selection with n = 20,000 and D = 500: peak memory of a fresh process.
 * ``text``: linear MED feature selection (``method="cd"``) on a sparse tf-idf 20 Newsgroups
   pair (all posts, all words) against liblinear's LinearSVC (hinge loss, the MED SVM's) and
@@ -124,6 +124,44 @@ def timed(func, budget, repeat=1):
     if status != "ok":
         return None, out.splitlines()[0]
     return Seconds(*secs), out
+
+
+def _child_together(q, funcs, repeat):
+    try:
+        best, outs = [None] * len(funcs), [None] * len(funcs)
+        for _ in range(repeat):
+            for k, func in enumerate(funcs):
+                t0, c0 = time.perf_counter(), time.process_time()
+                outs[k] = func()
+                secs = (time.perf_counter() - t0, time.process_time() - c0)
+                best[k] = secs if best[k] is None or secs[0] < best[k][0] else best[k]
+        q.put(("ok", best, outs))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        q.put(("error", None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"))
+
+
+def timed_together(funcs, budget, repeat=3):
+    """Run every ``func`` of ``funcs`` in one forked child, in turn, for ``repeat`` rounds (the
+    fastest run of each counts): a peer and medmtl then meet the same process state, where
+    separate children do not (the first child after a large one paid fresh memory at up to
+    twice the time of the next). Returns a list of (Seconds, result), or (None, reason) for
+    every one when the child fails or runs over ``budget`` seconds per function."""
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child_together, args=(q, funcs, repeat))
+    p.start()
+    try:
+        status, secs, out = q.get(timeout=budget * len(funcs))
+    except Exception:  # noqa: BLE001 - queue.Empty: over budget (or the child died)
+        alive = p.is_alive()
+        p.terminate()
+        p.join()
+        reason = f"> {budget:.0f} s" if alive else f"child died (exit code {p.exitcode})"
+        return [(None, reason)] * len(funcs)
+    p.join()
+    if status != "ok":
+        return [(None, out.splitlines()[0])] * len(funcs)
+    return [(Seconds(*t), o) for t, o in zip(secs, out)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -290,16 +328,18 @@ def case_svm(n, kernel, budget, run_slow):
     gamma = 1.0 / (D * X.var())
     name = f"MED SVM {kernel} n={n}"
     k = "linear" if kernel == "linear" else RBFKernel(gamma)
-    # each side timed three times in its child, the fastest counting; every MED run builds
-    # its dual afresh, so each is a first solve
-    t_svc, svc = timed(lambda: svc_fit(X, y, kernel, 1.0, gamma), budget, repeat=3)
+    # SVC and both MED runs timed in turn in one child, three rounds, the fastest of each
+    # counting; every MED run builds its dual afresh, so each is a first solve
+    timings = timed_together([lambda: svc_fit(X, y, kernel, 1.0, gamma)]
+                             + [lambda m=m: med_default(svm_dual([X], [y], k, C=1.0), m)
+                                for m in ("auto", "newton")], budget)
+    t_svc, svc = timings[0]
     dual = svm_dual([X], [y], k, C=1.0)
     J_svc = dual.objective(svc["lam"]) if t_svc is not None else np.nan
     row(name, "SVC (libsvm, tol 1e-6)", t_svc if t_svc is not None else svc,
         f"J={J_svc:.10g} iters={svc['iters'] if t_svc is not None else '-'}")
     sol = None
-    for label, method in (("auto", "auto"), ("newton", "newton")):
-        t, r = timed(lambda m=method: med_default(svm_dual([X], [y], k, C=1.0), m), budget, repeat=3)
+    for (label, method), (t, r) in zip((("auto", "auto"), ("newton", "newton")), timings[1:]):
         if t is None:
             row(name, label, r)
             continue
@@ -365,31 +405,35 @@ def case_landmine(T, n_alpha, budget, run_slow):
         for X, y in zip(Xs, ys):
             svc_fit(X, y, "rbf", 1.0)
 
-    t_svc, _ = timed(svcs, budget)
-    row(name, "29 independent SVCs (rbf)", t_svc if t_svc is not None else _)
     t0 = time.perf_counter()
     base = kernel_selection_dual(Xs, ys, bank, C=1.0, alpha=alphas[0])
-    row(name, "build MEDDual (18 kernels)", time.perf_counter() - t0,
-        "kernel rows kept; per-task Gram blocks on the first solve, once for the path")
+    build = time.perf_counter() - t0
 
     def path(warm):
+        # a fresh copy of the dual (its own workspace): each timed path builds the per-task
+        # Gram blocks on its first solve, as a user's first path does
+        dual = kernel_selection_dual(Xs, ys, bank, C=1.0, alpha=alphas[0])
         lam, out = None, []
         for a in alphas:
-            r = newton(base.replace(alpha=a), init=lam if warm else None)
+            r = newton(dual.replace(alpha=a), init=lam if warm else None)
             lam = r["lam"]
             out.append((r["J"], r["iters"], r["steps"]))
         return out
 
-    t_warm, warm = timed(lambda: path(True), budget)
+    # the SVCs and both paths timed in turn in one child, three rounds, the fastest counting
+    (t_svc, _), (t_warm, warm), (t_cold, cold) = timed_together(
+        [svcs, lambda: path(True), lambda: path(False)], budget)
+    row(name, "29 independent SVCs (rbf)", t_svc if t_svc is not None else _)
+    row(name, "build MEDDual (18 kernels)", build,
+        "kernel rows kept; per-task Gram blocks on the first solve, once for the path")
     if t_warm is None:
         row(name, "newton warm path", warm)
         return
     its = [w[1] for w in warm]
-    row(name, "newton warm path", t_warm, f"Newton iters per alpha {its}",
+    row(name, "newton warm path (build included)", t_warm, f"Newton iters per alpha {its}",
         speed_ratio(t_warm, t_svc, "SVC") if t_svc else "")
-    t_cold, cold = timed(lambda: path(False), budget)
     if t_cold is not None:
-        row(name, "newton cold path", t_cold,
+        row(name, "newton cold path (build included)", t_cold,
             f"max relJ warm-vs-cold {max(abs(rel(w[0], c[0])) for w, c in zip(warm, cold)):.1e}",
             speed_ratio(t_cold, t_svc, "SVC") if t_svc else "")
     # one alpha in the middle of the path, times the number of alphas
