@@ -82,10 +82,20 @@ def _layout(ys, C, regression=False, epsilon=0.0, owner="the dual builder"):
 
 
 def _signed_rows(F, sign, src):
-    """``diag(sign) F[src]`` for dense or sparse ``F``."""
+    """``diag(sign) F[src]`` for dense or sparse ``F``, as one new array: the rows are
+    gathered only where ``src`` is not every row in order (a classification task's rows
+    are; at 50,000 x 1,000 the gathered copy and a second product array took 1.9 s of
+    fresh memory in a new process, one product 0.08 s)."""
+    identity = src.size == F.shape[0] and np.array_equal(src, np.arange(src.size))
     if sp.issparse(F):
-        return sp.diags(sign) @ sp.csr_matrix(F)[src]
-    return sign[:, None] * np.asarray(F, dtype=float)[src]
+        F = sp.csr_matrix(F)
+        return sp.diags(sign) @ (F if identity else F[src])
+    F = np.asarray(F, dtype=float)
+    if identity:
+        return np.multiply(F, sign[:, None])
+    rows = F[src]
+    rows *= sign[:, None]
+    return rows
 
 
 def _block_diag(blocks):
