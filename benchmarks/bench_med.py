@@ -91,41 +91,6 @@ def speed_ratio(a, b, what):
     return f"x{a / b:.2f} {what} (cpu x{a.cpu / max(b.cpu, 1e-9):.2f})"
 
 
-def _child(q, func, repeat):
-    try:
-        best = None
-        for _ in range(repeat):
-            t0, c0 = time.perf_counter(), time.process_time()
-            out = func()
-            secs = (time.perf_counter() - t0, time.process_time() - c0)
-            best = secs if best is None or secs[0] < best[0] else best
-        q.put(("ok", best, out))
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent
-        q.put(("error", (0.0, 0.0), f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"))
-
-
-def timed(func, budget, repeat=1):
-    """Run ``func()`` in a forked child, ``repeat`` times in a row (the fastest run counts:
-    the first touches of fresh memory cost the same work very different system times on a
-    shared machine); returns (Seconds, result) or (None, reason)."""
-    ctx = mp.get_context("fork")
-    q = ctx.Queue()
-    p = ctx.Process(target=_child, args=(q, func, repeat))
-    p.start()
-    # read before joining: a child cannot exit while its queued result is unread
-    try:
-        status, secs, out = q.get(timeout=budget)
-    except Exception:  # noqa: BLE001 - queue.Empty: over budget (or the child died)
-        alive = p.is_alive()
-        p.terminate()
-        p.join()
-        return None, f"> {budget:.0f} s" if alive else f"child died (exit code {p.exitcode})"
-    p.join()
-    if status != "ok":
-        return None, out.splitlines()[0]
-    return Seconds(*secs), out
-
-
 def _child_together(q, funcs, repeat):
     try:
         best, outs = [None] * len(funcs), [None] * len(funcs)
@@ -150,6 +115,7 @@ def timed_together(funcs, budget, repeat=3):
     q = ctx.Queue()
     p = ctx.Process(target=_child_together, args=(q, funcs, repeat))
     p.start()
+    # read before joining: a child cannot exit while its queued result is unread
     try:
         status, secs, out = q.get(timeout=budget * len(funcs))
     except Exception:  # noqa: BLE001 - queue.Empty: over budget (or the child died)
@@ -162,6 +128,13 @@ def timed_together(funcs, budget, repeat=3):
     if status != "ok":
         return [(None, out.splitlines()[0])] * len(funcs)
     return [(Seconds(*t), o) for t, o in zip(secs, out)]
+
+
+def timed(func, budget, repeat=1):
+    """Run ``func()`` in a forked child, ``repeat`` times in a row (the fastest run counts:
+    the first touches of fresh memory cost the same work very different system times on a
+    shared machine); returns (Seconds, result) or (None, reason)."""
+    return timed_together([func], budget, repeat)[0]
 
 
 # ---------------------------------------------------------------------------------------
