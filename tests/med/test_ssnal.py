@@ -132,13 +132,13 @@ def test_the_dense_layout_forms_its_gram_in_row_chunks_and_reads_columns_without
     monkeypatch.setattr(ssnal_layouts, "MAX_FLAT_WORK", 0.0)
     lay = layout_of(dual, rows)
     inside = np.random.default_rng(3).random(dual.n) < 0.6
-    whole = lay._syrk(inside)
+    whole = lay._gram_and_bias(np.flatnonzero(inside))[0]
     monkeypatch.setattr(ssnal_layouts, "_SYRK_CHUNK_BYTES", 8 * rows.dense.shape[1] * 7)
-    chunked = lay._syrk(inside)
+    chunked = lay._gram_and_bias(np.flatnonzero(inside))[0]
     M = rows.dense[inside]
     assert np.allclose(np.triu(chunked), np.triu(M.T @ M), rtol=1e-12, atol=1e-10)
     assert np.allclose(chunked, whole, rtol=1e-12, atol=1e-10)
-    assert not np.any(lay._syrk(np.zeros(dual.n, dtype=bool)))
+    assert not np.any(lay._gram_and_bias(np.flatnonzero(np.zeros(dual.n, dtype=bool)))[0])
     A = sp.random(60, 30, density=0.15, format="csr", random_state=4)
     for r in (np.arange(10, 45), np.array([2, 9, 33, 50]), np.arange(0)):
         assert np.array_equal(ssnal_layouts.columns_of(A, r), np.unique(A[r].indices))

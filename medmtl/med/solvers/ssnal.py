@@ -211,9 +211,9 @@ def prox_newton(dual, rows, lam, spread, eps, max_prox=40, layout=None):
     prox = _Prox(dual, lay, conj)
     mu_end = _MU_END * eps / width
     mu = mu_start = max(_MU_START * spread / width, mu_end)
-    # u = F^T lam by the layout's own product (no transposed copy of the factors)
-    V = lay.stack(conj.w_of(lay.weights(lay.adjoint(lay.rows_of(lam)))), dual.intercepts(lam))
     center = lay.rows_of(lam)
+    # u = F^T lam by the layout's own product (no transposed copy of the factors)
+    V = lay.stack(conj.w_of(lay.weights(lay.adjoint(center))), dual.intercepts(lam))
     stats = {"prox_steps": 0, "newton_steps": 0, "cg_iterations": 0}
     gap, out = spread, lam
     best, stalled = spread, 0

@@ -474,14 +474,10 @@ class DenseFlat(Flat):
         return np.concatenate([d[rows] @ self.Fd[rows], np.bincount(
             self.group_of[rows], self.a_rows[rows] * d[rows], minlength=self.G)])
 
-    def _syrk(self, mask):
-        """The upper triangle of ``F_m^T F_m`` for the rows in ``mask``, summed over chunks
-        of rows so that the copy of the rows taken stays small beside ``F``."""
-        return self._gram_and_bias(np.flatnonzero(mask))[0]
-
     def _gram_and_bias(self, picked):
-        """:meth:`_syrk` and the biases' rows ``B[g] = a_{m,g}^T F_{m,g}`` over the rows
-        ``picked``, from the same chunks of rows."""
+        """The upper triangle of ``F_m^T F_m`` and the biases' rows ``B[g] = a_{m,g}^T F_{m,g}``
+        over the rows ``m = picked``, summed over chunks of rows so that the copy of the rows
+        taken stays small beside ``F``."""
         out = np.zeros((self.R, self.R))
         bias = np.zeros((self.G, self.R))
         step = max(1, _SYRK_CHUNK_BYTES // max(8 * self.R, 1))
