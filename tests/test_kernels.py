@@ -114,3 +114,33 @@ def test_the_rbf_kernels_exp_is_numpys_to_one_unit_in_the_last_place():
     expected = np.exp(view)
     assert exp_nonpositive(view) is view
     np.testing.assert_array_equal(a[:, ::2], expected)
+
+
+@pytest.mark.parametrize("gamma", [1e-4, 0.05, 1.0, 300.0])
+def test_the_fused_rbf_pass_equals_the_separate_array_operations_bit_for_bit(gamma):
+    from medmtl.kernels._exp import exp_nonpositive, rbf_from_products
+    from medmtl.kernels.base import _row_sq_norms, _squared_distances
+
+    rng = np.random.default_rng(3)
+    # rows of very different scales (distances round to 0 or far beyond exp's range), one
+    # entry more than a block of the pass, a single row and a single column
+    for m, n, d in [(5, 513, 3), (1, 700, 20), (40, 1, 2), (17, 1100, 1)]:
+        A = rng.normal(size=(m, d)) * rng.choice([1e-9, 1.0, 40.0], size=(m, 1))
+        B = rng.normal(size=(n, d))
+        ref = _squared_distances(A, B)
+        ref *= -gamma
+        ref = exp_nonpositive(ref)
+        np.testing.assert_array_equal(RBFKernel(gamma)(A, B), ref)
+        K = rbf_from_products(A @ B.T, _row_sq_norms(A), _row_sq_norms(B), gamma)
+        np.testing.assert_array_equal(K, ref)
+    X = rng.normal(size=(30, 4))
+    K = RBFKernel(gamma)(X, X)
+    ref = _squared_distances(X, X)
+    ref *= -gamma
+    np.testing.assert_array_equal(K, exp_nonpositive(ref))
+    assert np.all(np.diag(K) == 1.0)
+    # a NaN input stays NaN off the diagonal; a non-contiguous product is refused, not misread
+    Xn = np.array([[np.nan, 0.0], [1.0, 0.0]])
+    assert np.isnan(RBFKernel(gamma)(Xn, Xn)[0, 1])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        rbf_from_products(np.zeros((4, 6))[:, ::2], np.zeros(4), np.zeros(3), gamma)

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import euclidean_distances
 
-from ._exp import exp_nonpositive
+from ._exp import exp_nonpositive, rbf_from_products
 
 __all__ = ["Kernel", "LinearKernel", "PolynomialKernel", "RBFKernel", "SigmoidKernel", "PerFeatureKernel",
            "CallableKernel", "get_kernel", "get_kernels"]
@@ -210,9 +210,19 @@ class RBFKernel(Kernel):
     mercer = True
 
     def __call__(self, A, B):
-        K = _squared_distances(A, B)
-        K *= -self.gamma
-        return exp_nonpositive(K)
+        if sp.issparse(A) or sp.issparse(B):
+            K = _squared_distances(A, B)
+            K *= -self.gamma
+            return exp_nonpositive(K)
+        A = np.asarray(A, dtype=float)
+        B = np.asarray(B, dtype=float)
+        # the distances and their exponential in one pass over the product (kernel columns
+        # are computed in bulk by the solvers), as _squared_distances would form them
+        K = np.ascontiguousarray(A @ B.T)
+        rbf_from_products(K, _row_sq_norms(A), _row_sq_norms(B), self.gamma)
+        if A is B or (A.shape == B.shape and np.shares_memory(A, B) and np.array_equal(A, B)):
+            np.fill_diagonal(K, 1.0)
+        return K
 
     def diag(self, X):
         return np.ones(X.shape[0])

@@ -22,6 +22,7 @@ each model computes it from one representation of the dual:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -362,22 +363,27 @@ class KernelModel(NewtonModel):
         self.W = _RankOneCurvature(self.V if np.any(tau > 0) else None, tau)
         return s, tau, g0
 
-    def _rows(self, idx):
+    @staticmethod
+    def _rows(H0, Hs, s, W, inv_a, idx):
         """Rows ``idx`` of the scaled model Hessian ``D (H0 + sum_t s_t H_t + V diag(tau)
-        V^T) D`` (rows = columns), by kernel evaluations."""
+        V^T) D`` (rows = columns), by kernel evaluations.
+
+        A function of the model's parts, not a method: the column cache keeps it, and a
+        cache that refers back to its model would outlive the solve (and keep its slab from
+        the next one) until the garbage collector breaks the cycle.
+        """
         idx = np.asarray(idx, dtype=np.int64)
-        inv_a = self.inv_a
         out = None
-        if self.H0 is not None:
-            out = self.H0.rows(idx, out, 1.0, inv_a)
-        for sd, G in zip(self.s, self.Hs):
+        if H0 is not None:
+            out = H0.rows(idx, out, 1.0, inv_a)
+        for sd, G in zip(s, Hs):
             if sd > 0:
                 out = G.rows(idx, out, sd, inv_a)
         if out is None:
-            out = np.zeros((idx.size, self.dual.n))
-        if self.W.V is not None:
-            Vs = self.W.V * inv_a[:, None]
-            out += (Vs[idx] * self.W.tau[None, :]) @ Vs.T
+            out = np.zeros((idx.size, inv_a.size))
+        if W.V is not None:
+            Vs = W.V * inv_a[:, None]
+            out += (Vs[idx] * W.tau[None, :]) @ Vs.T
         return out
 
     def subproblem(self, grad_b, beta, blo, bhi, inner_eps, max_steps):
@@ -386,7 +392,7 @@ class KernelModel(NewtonModel):
         if self.W.V is not None:
             diagH = diagH + (self.V * self.V) @ tau
         self.max_curvature = float(np.max(diagH * inv_a**2, initial=0.0))
-        self.cache.reset(self.W, source=self._rows)
+        self.cache.reset(self.W, source=partial(self._rows, self.H0, self.Hs, self.s, self.W, inv_a))
         beta0, grad0 = beta.copy(), grad_b.copy()
 
         def rebuild(beta_now):
