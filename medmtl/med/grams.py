@@ -44,8 +44,9 @@ class GramOperator(Protocol):
     def columns(self, idx):
         """``H[:, idx]``, shape (n, len(idx))."""
 
-    def gram_on(self, rows):
-        """The dense block ``H[rows][:, rows]``, or None where ``H`` is zero on ``rows``."""
+    def gram_on(self, rows, out=None):
+        """The dense block ``H[rows][:, rows]`` (written into ``out`` if given), or None
+        where ``H`` is zero on ``rows``."""
 
     def matvec(self, x):
         """``H x``, shape (n,)."""
@@ -174,20 +175,29 @@ class KernelGram:
         G *= sign[None, :]
         return G
 
-    def gram_on(self, rows):
-        """Dense ``H[rows][:, rows]`` (zero between blocks), or None if ``H`` is zero there."""
+    def gram_on(self, rows, out=None):
+        """Dense ``H[rows][:, rows]`` (zero between blocks; written into ``out`` of shape
+        (m, m) if given), or None if ``H`` is zero there."""
         rows = np.asarray(rows, dtype=np.int64)
         bi = self.block_of[rows]
         if np.all(bi < 0):
             return None
-        out = np.zeros((rows.size, rows.size))
+        b = max(int(bi[0]), 0)
+        _, X, sign, where = self.blocks[b]
+        if (isinstance(where, slice) and rows.size == X.shape[0] and np.all(bi == b)
+                and np.array_equal(self.local[rows], np.arange(X.shape[0]))):
+            # one whole block: the kernel signed and scaled straight into the result
+            out = np.multiply(self.kernel(X, X), self.scale * sign[:, None], out=out)
+            out *= sign[None, :]
+            return out
+        if out is None:
+            out = np.zeros((rows.size, rows.size))
+        else:
+            out[:] = 0.0
         for b in np.unique(bi[bi >= 0]):
             sel = np.flatnonzero(bi == b)
             _, X, sign, where = self.blocks[b]
             loc = self.local[rows[sel]]
-            if isinstance(where, slice) and sel.size == rows.size and np.array_equal(loc, np.arange(X.shape[0])):
-                out[:] = self.block_gram(b)
-                continue
             K = self.kernel(X[loc], X[loc])
             K *= self.scale * sign[loc][:, None]
             K *= sign[loc][None, :]
@@ -343,13 +353,18 @@ class FactorGram:
         u = self._t(x)
         return float(u @ u)
 
-    def gram_on(self, rows):
-        """Dense ``F[rows] F[rows]^T``, or None if ``F`` is zero on ``rows``."""
+    def gram_on(self, rows, out=None):
+        """Dense ``F[rows] F[rows]^T`` (written into ``out`` if given), or None if ``F`` is
+        zero on ``rows``."""
         Fr = self.F[rows]
         if (Fr.nnz if sp.issparse(Fr) else np.count_nonzero(Fr)) == 0:
             return None
         G = Fr @ Fr.T
-        return G.toarray() if sp.issparse(G) else np.asarray(G)
+        G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        if out is None:
+            return G
+        out[:] = G
+        return out
 
     def factor(self):
         """``F`` itself."""

@@ -74,3 +74,60 @@ def test_dense_copies_only_where_they_pay():
     X = sp.random(30, 200, density=0.01, random_state=0, format="csr")
     sparse = feature_selection_dual([X], ys, C=1.0, alpha=1.0).factor_rows()
     assert sparse.dense is None and sparse.dense32 is None
+
+
+def _kernel_selection(M=3, T=20, seed=4):
+    from medmtl.kernels import per_feature_kernels
+    from medmtl.med.builders import kernel_selection_dual
+
+    Xs, ys = make_tasks(M=M, T=T, D=3, seed=seed)
+    return kernel_selection_dual(Xs, ys, per_feature_kernels(3) + [RBFKernel(0.5), RBFKernel(2.0)],
+                                 C=1.0, alpha=2.0)
+
+
+def test_weighted_blocks_are_scaled_on_both_sides_in_either_precision():
+    dual = _kernel_selection()
+    grams = GroupGrams.from_operators(dual)
+    rng = np.random.default_rng(1)
+    w = rng.uniform(0.0, 1.0, dual.n_terms)
+    plain = [B.copy() for B in grams.blocks(w)]
+    for scale in (1.0 / dual.a, rng.uniform(0.3, 3.0, dual.n) * np.sign(rng.normal(size=dual.n))):
+        for single, rtol in ((False, 1e-14), (True, 1e-6)):
+            got = grams.blocks(w, single=single, scale=scale)
+            for g, B, P in zip(grams.group_rows, got, plain):
+                np.testing.assert_allclose(B, scale[g][:, None] * P * scale[g][None, :],
+                                           rtol=rtol, atol=rtol * np.abs(P).max())
+    # signs that cancel (1 / a for +-1 labels) give the double-precision blocks to the bit
+    flip = 1.0 / dual.a
+    exact = grams.blocks(w, scale=flip)
+    for g, B, P in zip(grams.group_rows, exact, plain):
+        np.testing.assert_array_equal(B, flip[g][:, None] * P * flip[g][None, :])
+
+
+def test_gram_blocks_written_in_place_equal_fresh_ones():
+    from medmtl.med.grams import FactorGram, KernelGram
+    from medmtl.med.solvers.gram_storage import _low_rank_rows
+
+    dual = _kernel_selection(M=2, T=9)
+    rows = dual.groups[1]
+    K = dual.term_grams()[-1]
+    assert isinstance(K, KernelGram)
+    buf = np.full((rows.size, rows.size), np.nan)
+    assert K.gram_on(rows, out=buf) is buf
+    np.testing.assert_array_equal(buf, K.gram_on(rows))
+    # rows from two blocks (zero between them), and rows of no block at all
+    mixed = np.concatenate([dual.groups[0][:3], rows[:4]])
+    buf = np.full((7, 7), np.nan)
+    K.gram_on(mixed, out=buf)
+    np.testing.assert_array_equal(buf, K.gram_on(mixed))
+    assert buf[0, 5] == 0.0
+    F = sp.random(12, 4, density=0.4, random_state=0, format="csr")
+    G = FactorGram(F)
+    buf = np.empty((5, 5))
+    np.testing.assert_allclose(G.gram_on(np.arange(3, 8), out=buf), (F[3:8] @ F[3:8].T).toarray())
+    # a task's rows of a CSR factor read in place, explicit zeros and duplicates as toarray
+    F = sp.csr_matrix((np.array([1.0, 0.0, 2.0, 3.0, 4.0]), np.array([2, 5, 2, 2, 7]),
+                       np.array([0, 0, 2, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5])), shape=(17, 8))
+    got = _low_rank_rows(FactorGram(F), np.arange(1, 17))
+    np.testing.assert_array_equal(got, F[1:17].toarray()[:, [2, 7]])
+    assert _low_rank_rows(FactorGram(F), np.arange(1, 5)) is None  # 2 columns on 4 rows: too wide

@@ -298,3 +298,30 @@ def test_the_free_set_schedule_does_not_depend_on_the_clock(monkeypatch):
     second = solve(dual, "newton", options=dict(group_grams=False))
     np.testing.assert_array_equal(first.lam, second.lam)
     assert first.info["smo_steps"] == second.info["smo_steps"]
+
+
+def test_block_smo_leaves_the_callers_blocks_unless_told_to_overwrite():
+    from medmtl.med.solvers.smo_blocks import smo_solve_blocks
+
+    rng = np.random.default_rng(5)
+    groups = [np.arange(0, 6), np.arange(6, 10)]
+    blocks = []
+    for g in groups:
+        A = rng.normal(size=(g.size, 3))
+        blocks.append(A @ A.T + 0.1 * np.eye(g.size))
+    flat = np.concatenate([B.ravel() for B in blocks])
+    Vs = rng.normal(size=(10, 2))
+    tau = np.array([0.2, 0.1])
+    answers = []
+    for overwrite in (False, True):
+        buf = flat.copy()
+        grad, beta = np.random.default_rng(6).normal(size=10), np.zeros(10)
+        args = (buf, groups, None, Vs, tau, grad, beta, -np.ones(10), np.ones(10), None, None, 1e-10, 10**5)
+        status, steps, gap = smo_solve_blocks(*args, overwrite_blocks=overwrite)
+        assert status == 0 and gap <= 1e-10
+        if not overwrite:
+            np.testing.assert_array_equal(buf, flat)
+        else:
+            assert not np.array_equal(buf, flat)  # the coupling was added in place
+        answers.append(beta)
+    np.testing.assert_array_equal(*answers)

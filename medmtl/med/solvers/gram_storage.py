@@ -161,20 +161,20 @@ class GroupGrams:
         self.terms, self.grams, self.lowrank = [], [], []
         for g in self.group_rows:
             self.local[g] = np.arange(g.size)
-            terms, blocks, lr_terms, lr_cols = [], [], [], []
+            full, lr_terms, lr_cols = [], [], []
             for t, G in ops:
                 F = _low_rank_rows(G, g)
-                if F is not None:
+                if F is None:
+                    full.append((t, G))
+                elif F.shape[1]:
                     # a few factor columns (a per-feature kernel): keep them, not the block
-                    if F.shape[1]:
-                        lr_terms.append(t)
-                        lr_cols.append(F)
-                    continue
-                B = G.gram_on(g)
-                if B is not None:
-                    terms.append(t)
-                    blocks.append(B)
-            self.grams.append(np.stack(blocks) if blocks else np.zeros((0, g.size, g.size)))
+                    lr_terms.append(t)
+                    lr_cols.append(F)
+            # each block written in place into the group's stack (no copies of the stack)
+            grams = np.empty((len(full), g.size, g.size))
+            kept = [k for k, (t, G) in enumerate(full) if G.gram_on(g, out=grams[k]) is not None]
+            terms = [full[k][0] for k in kept]
+            self.grams.append(grams if len(kept) == len(full) else grams[kept])
             if lr_cols:
                 Fg = np.hstack(lr_cols)
                 owner = np.repeat(np.arange(len(lr_cols)), [F.shape[1] for F in lr_cols])
@@ -200,9 +200,9 @@ class GroupGrams:
             np.add.at(per, terms[sw], v[sw])
         return shared, per
 
-    def times_and_blocks(self, lam, term_weight, out=None):
-        """``times(lam)`` and ``blocks(term_weight, out=out)``."""
-        return self.times(lam), self.blocks(term_weight, out=out)
+    def times_and_blocks(self, lam, term_weight, out=None, scale=None):
+        """``times(lam)`` and ``blocks(term_weight, out=out, scale=scale)``."""
+        return self.times(lam), self.blocks(term_weight, out=out, scale=scale)
 
     def times(self, lam):
         """Per group, ``G_{g,t} lam_g`` for every term ``t`` present: list of (T_g, n_g).
@@ -246,37 +246,67 @@ class GroupGrams:
         """Entries of all groups' blocks together (the buffer :meth:`blocks` fills)."""
         return int(sum(g.size**2 for g in self.group_rows))
 
-    def blocks(self, term_weight, single=False, out=None):
-        """``sum_t w_t F_{g,t} F_{g,t}^T`` per group (weight 1 on the shared columns).
+    def blocks(self, term_weight, single=False, out=None, scale=None):
+        """``S_g (sum_t w_t F_{g,t} F_{g,t}^T) S_g`` per group (weight 1 on the shared
+        columns), ``S_g = diag(scale[g])`` (the identity if ``scale`` is None).
 
         The blocks are views into one flat buffer ``out`` of :meth:`flat_size` entries
         (row-major, group after group; new if None), which :func:`smo_solve_blocks` takes as
         it is, so a solve reuses one buffer for all its iterations.
-        ``single=True`` sums single-precision copies of the Gram blocks (half the memory
-        traffic of this pass, which is bandwidth-bound): enough for a Newton model, whose
-        steps are checked against the exact ``J``; the products (:meth:`times`) stay exact.
+        ``single=True`` sums single-precision copies of the Gram blocks, scaled once (half
+        the memory traffic of this pass, which is bandwidth-bound, and no pass to scale):
+        enough for a Newton model, whose steps are checked against the exact ``J``; the
+        products (:meth:`times`) stay exact.
         """
         sizes = [g.size**2 for g in self.group_rows]
         flat = np.empty(sum(sizes)) if out is None else out
-        if single and self._grams32 is None:
-            self._grams32 = [G.astype(np.float32) for G in self.grams]
+        grams32, lowrank32 = self._single_copies(scale) if single else (None, None)
         out, start = [], 0
         for gi, (terms, grams, lr, m, g) in enumerate(zip(self.terms, self.grams, self.lowrank,
                                                           sizes, self.group_rows)):
             w = np.where(terms < 0, 1.0, term_weight[np.maximum(terms, 0)] if term_weight.size else 1.0)
             T = grams.shape[0]
             block = flat[start:start + m]
+            B = block.reshape(g.size, g.size)
             if single:
-                block[:] = w[:T].astype(np.float32) @ self._grams32[gi].reshape(T, m)
+                block[:] = w[:T].astype(np.float32) @ grams32[gi].reshape(T, m)
+                if lr is not None:
+                    Fs, owner = lowrank32[gi], lr[2]
+                    B += (Fs * w[T:][owner]) @ Fs.T
             else:
                 np.dot(w[:T], grams.reshape(T, m), out=block)
-            B = block.reshape(g.size, g.size)
-            if lr is not None:
-                Fg, _, owner = lr
-                B += (Fg * w[T:][owner]) @ Fg.T
+                if lr is not None:
+                    Fg, _, owner = lr
+                    B += (Fg * w[T:][owner]) @ Fg.T
+                if scale is not None:
+                    sg = scale[g]
+                    B *= sg[:, None]
+                    B *= sg[None, :]
             out.append(B)
             start += m
         return out
+
+    def _single_copies(self, scale):
+        """Single-precision copies of the Gram blocks and the rows ``S_g F_g`` of the
+        low-rank terms, scaled by ``scale`` (kept for the last scale asked for: the dual's
+        ``1 / a``, one for a whole path)."""
+        kept = self._grams32
+        if kept is not None and ((kept[0] is None and scale is None) or
+                                 (kept[0] is not None and scale is not None and np.array_equal(kept[0], scale))):
+            return kept[1], kept[2]
+        grams32, lowrank32 = [], []
+        for g, G, lr in zip(self.group_rows, self.grams, self.lowrank):
+            if scale is None:
+                grams32.append(G.astype(np.float32))
+                lowrank32.append(None if lr is None else lr[0])
+                continue
+            sg = scale[g]
+            Gs = G * sg[None, :, None]
+            Gs *= sg[None, None, :]
+            grams32.append(Gs.astype(np.float32))
+            lowrank32.append(None if lr is None else lr[0] * sg[:, None])
+        self._grams32 = (None if scale is None else np.array(scale, dtype=float), grams32, lowrank32)
+        return grams32, lowrank32
 
 
 @njit(cache=True, nogil=True)
@@ -298,6 +328,20 @@ def _low_rank_rows(G, rows):
     else None; a kernel or a wide factor is kept as a Gram block instead."""
     if isinstance(G, KernelGram):
         return None
+    limit = max(1, rows.size // 8)
+    if sp.isspmatrix_csr(G.F) and rows.size and np.array_equal(rows, np.arange(rows[0], rows[0] + rows.size)):
+        # contiguous rows of a CSR factor (a task's rows): read its entries in place
+        F = G.F
+        lo, hi = F.indptr[rows[0]], F.indptr[rows[0] + rows.size]
+        cols_of, vals = F.indices[lo:hi], F.data[lo:hi]
+        nz = vals != 0
+        cols = np.unique(cols_of[nz])
+        if cols.size > limit:
+            return None
+        out = np.zeros((rows.size, cols.size))
+        row_of = np.repeat(np.arange(rows.size), np.diff(F.indptr[rows[0]:rows[0] + rows.size + 1]))
+        np.add.at(out, (row_of[nz], np.searchsorted(cols, cols_of[nz])), vals[nz])
+        return out
     Fr = G.F[rows]
     if sp.issparse(Fr):
         Fr = sp.csc_matrix(Fr)
@@ -305,7 +349,7 @@ def _low_rank_rows(G, rows):
         cols = np.flatnonzero(np.diff(Fr.indptr))
     else:
         cols = np.flatnonzero(np.any(Fr != 0, axis=0))
-    if cols.size > max(1, rows.size // 8):
+    if cols.size > limit:
         return None
     Fc = Fr[:, cols]
     return Fc.toarray() if sp.issparse(Fc) else np.asarray(Fc)

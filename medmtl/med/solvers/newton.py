@@ -55,7 +55,9 @@ class NewtonMethod(Method):
         ``max_up grad_i / a_i - min_low grad_j / a_j <= kkt_tol * max|c|`` (LIBSVM's
         stopping rule; ``grad = nabla J``).
     cache_size : float, default=256
-        Megabytes for cached columns of the subproblem's Hessian.
+        Megabytes for cached columns of the subproblem's Hessian. The cache of the last
+        finished solve stays allocated for the next one in the process (fresh memory costs
+        page faults); :func:`~medmtl.med.solvers.column_cache.release_spare_slab` frees it.
     max_steps : int or None, default=None
         SMO pair steps allowed per subproblem (None: ``max(10**5, 200 n)`` when the run can
         hand over to ``"ssnal"``, else ``max(10**7, 100 n)``).

@@ -257,7 +257,7 @@ class FactorModel(NewtonModel):
             # per-task products with the Gram blocks replace passes over the factors
             if self._flat is None:
                 self._flat = np.empty(self.grams.flat_size())
-            GL, self.Qb = self.grams.times_and_blocks(lam, s, out=self._flat)
+            GL, self.Qb = self.grams.times_and_blocks(lam, s, out=self._flat, scale=self.inv_a)
             self.W = _Curvature(dual, rows, u, s, tau, V=self.grams.switched_columns(GL, dual.n_terms))
             g0 = dual.c - self.grams.weighted(GL, s)
         else:
@@ -491,7 +491,7 @@ class BlockModel(NewtonModel):
         dual, grams = self.dual, self.grams
         if self._flat is None:
             self._flat = np.empty(grams.flat_size())
-        Qb = grams.blocks(self.s, single=self.precision == "single", out=self._flat)
+        Qb = grams.blocks(self.s, single=self.precision == "single", out=self._flat, scale=self.inv_a)
         V = grams.switched_columns(self.GL, dual.n_terms) if np.any(self.tau > 0) else None
         steps, gap, self.max_curvature = _solve_on_blocks(
             dual, grams, Qb, self._flat, V, self.tau, self.inv_a, grad_b, beta,
@@ -538,25 +538,24 @@ class BlockModel(NewtonModel):
 
 def _solve_on_blocks(dual, grams, Qb, flat, V, tau, inv_a, grad_b, beta, blo, bhi, inner_eps,
                      max_steps, shrinking):
-    """The Newton subproblem of a block-diagonal model: task blocks ``Qb`` (views into the
-    flat buffer ``flat``) plus the rank-T coupling ``V diag(tau) V^T`` of the shared switches
+    """The Newton subproblem of a block-diagonal model in ``beta`` space: task blocks ``Qb``
+    (already scaled by ``1 / a``; views into the flat buffer ``flat``, which the subproblem
+    overwrites) plus the rank-T coupling ``V diag(tau) V^T`` of the shared switches
     (:func:`smo_solve_blocks`). Returns ``(steps, gap, max_curvature)``."""
-    diagH = np.empty(dual.n)
+    diag_b = np.empty(dual.n)
     for g, B in zip(grams.group_rows, Qb):
-        diagH[g] = np.diagonal(B)
-    if V is not None:
-        diagH += (V * V) @ tau
+        diag_b[g] = np.diagonal(B)
     Vs, tau_k = None, np.zeros(0)
     if V is not None:
+        Vs = V * inv_a[:, None]
+        diag_b += (Vs * Vs) @ tau
         # Only switches in transition couple the tasks noticeably; a term whose rank-one
         # curvature is negligible next to the task blocks is left out of the subproblem
         # (the line search and the KKT test still use the exact J).
-        Vs = V * inv_a[:, None]
         weight_t = tau * np.max(Vs * Vs, axis=0, initial=0.0)
-        keep = weight_t > COUPLING_RTOL * max(float(np.max(diagH * inv_a**2)), 1e-300)
+        keep = weight_t > COUPLING_RTOL * max(float(np.max(diag_b)), 1e-300)
         Vs, tau_k = np.ascontiguousarray(Vs[:, keep]), tau[keep]
-    diag_b = diagH * inv_a**2
     _, steps, gap = smo_solve_blocks(flat, grams.group_rows, grams.local, Vs, tau_k, grad_b, beta,
                                      blo, bhi, diag_b, dual.group_of, inner_eps,
-                                     max_steps, shrinking=shrinking, scale=inv_a)
+                                     max_steps, shrinking=shrinking, overwrite_blocks=True)
     return steps, gap, float(np.max(diag_b, initial=0.0))

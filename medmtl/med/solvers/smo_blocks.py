@@ -160,7 +160,7 @@ def _group_sweeps(blocks, coupling, qp, eps, max_steps):
 
 
 def smo_solve_blocks(blocks, group_rows, local, Vs, tau, grad, beta, blo, bhi, diagQ, group_of,
-                     eps, max_steps, shrinking=True, scale=None):
+                     eps, max_steps, shrinking=True, scale=None, overwrite_blocks=False):
     """SMO for ``Q = S blockdiag(blocks) S + Vs diag(tau) Vs^T`` (``beta`` space,
     ``S = diag(scale)``, identity by default), by block Gauss-Seidel sweeps over the groups
     (:func:`_group_sweeps`).
@@ -169,7 +169,8 @@ def smo_solve_blocks(blocks, group_rows, local, Vs, tau, grad, beta, blo, bhi, d
     row-major into one 1-D array, group after group. ``grad`` is the gradient at the
     start point ``beta`` (both updated in place).
     ``local``, ``diagQ``, ``group_of`` and ``shrinking`` are accepted for the common
-    signature (the per-group loops need no shrinking).
+    signature (the per-group loops need no shrinking). ``overwrite_blocks=True`` lets a flat
+    ``blocks`` with no ``scale`` take the coupling in place instead of in a copy.
 
     Returns
     -------
@@ -193,8 +194,10 @@ def smo_solve_blocks(blocks, group_rows, local, Vs, tau, grad, beta, blo, bhi, d
     else:
         blk = np.concatenate([np.ascontiguousarray(B).ravel() for B in blocks]) if len(blocks) else np.zeros(0)
     # each group's full block, scaled and with its share of the coupling, formed once
-    Q = _scaled_blocks(blk, blk_ptr, sizes, gptr, gidx,
-                       np.ones(n) if scale is None else np.ascontiguousarray(scale, dtype=float))
+    if scale is not None:
+        Q = _scaled_blocks(blk, blk_ptr, sizes, gptr, gidx, np.ascontiguousarray(scale, dtype=float))
+    else:
+        Q = blk if overwrite_blocks or blk is not blocks else blk.copy()  # (a concatenation is new)
     if T:
         for g, ptr in zip(group_rows, blk_ptr):
             m = g.size
