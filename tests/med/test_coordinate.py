@@ -293,3 +293,24 @@ def test_a_converged_check_is_the_answer_over_a_point_higher_by_round_off():
     run.best = (J + 1.0, other, run.grad, run.s.copy(), 2 * run.kkt_eps)
     run.conclude()
     assert run.J_checked == J + 1.0 and np.array_equal(run.lam, other)
+
+
+@pytest.mark.parametrize("layout", ["one column per term", "several columns per term", "some unswitched"])
+def test_face_curvature_is_the_weighted_gram_of_the_terms(layout):
+    # W = diag(weight) + sum_t tau_t u_t u_t^T on the local columns, each term's rank one
+    # restricted to its own columns
+    from medmtl.med.solvers.coordinate_face import _Curvature
+
+    rng = np.random.default_rng(11)
+    K = 12
+    ct = {"one column per term": np.arange(K), "several columns per term": np.repeat(np.arange(4), 3),
+          "some unswitched": np.where(np.arange(K) < 3, -1, np.arange(K) // 2)}[layout]
+    sw = ct >= 0
+    u, weight, x = rng.normal(size=K), rng.uniform(0.5, 2.0, K), rng.normal(size=K)
+    tau = rng.uniform(0.0, 0.25, ct.max() + 1)
+    W = np.diag(weight)
+    for t in np.unique(ct[sw]):
+        on = np.where(ct == t, u, 0.0)
+        W += tau[t] * np.outer(on, on)
+    np.testing.assert_allclose(_Curvature(ct, sw, u, weight, tau)(x), W @ x, rtol=1e-13, atol=1e-15)
+    np.testing.assert_array_equal(_Curvature(ct, sw, u, weight, np.zeros_like(tau))(x), weight * x)

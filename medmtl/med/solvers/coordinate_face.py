@@ -199,16 +199,25 @@ class _Curvature:
         self.weight = weight
         self.any_tau = bool(np.any(tau > 0))
         if self.any_tau:
-            # the terms present, numbered locally
+            # the terms present, numbered locally; the switched columns by index (every
+            # column for feature selection: then by a slice)
             terms, self.local = np.unique(ct[sw], return_inverse=True)
-            self.sw, self.u_sw = sw, u[sw]
+            self.sw = np.flatnonzero(sw)
+            if self.sw.size == sw.size:
+                self.sw = slice(None)
+            self.u_sw = u[self.sw]
             self.tau_u = tau[terms][self.local] * self.u_sw
+            # one column per term (feature selection): u_t^T x_t is a product, no sum
+            self.one_column = terms.size == self.local.size
 
     def __call__(self, x):
         out = self.weight * x
         if self.any_tau:
-            dots = np.bincount(self.local, self.u_sw * x[self.sw])
-            out[self.sw] += self.tau_u * dots[self.local]
+            ux = self.u_sw * x[self.sw]
+            if self.one_column:
+                out[self.sw] += self.tau_u * ux
+            else:
+                out[self.sw] += self.tau_u * np.bincount(self.local, ux)[self.local]
         return out
 
 
