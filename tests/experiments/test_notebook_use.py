@@ -161,10 +161,9 @@ def test_progress_bar_only_where_somebody_watches_a_full_run(monkeypatch):
 
 
 @pytest.mark.slow
-def test_notebook_kernel_shows_each_figure_once_with_the_inline_backend(tmp_path):
+def test_notebook_kernel_shows_each_figure_once_with_the_inline_backend(tmp_path, notebook_client):
     """A notebook run by a kernel, inline backend, no MPLBACKEND."""
     nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
     widgets = pytest.importorskip("importlib").util.find_spec("ipywidgets") is not None
     cells = [
         "%matplotlib inline\nimport matplotlib, operator\nimport matplotlib.pyplot as plt\n"
@@ -179,7 +178,7 @@ def test_notebook_kernel_shows_each_figure_once_with_the_inline_backend(tmp_path
     ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3")
+    client = notebook_client(nb, timeout=300)
     old = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)  # the kernel inherits this process's environment

@@ -133,9 +133,8 @@ def test_bad_input(digits):
 
 
 @pytest.mark.slow
-def test_the_notebook_runs_headless():
+def test_the_notebook_runs_headless(notebook_client):
     nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipywidgets")
     nb = nbformat.read(NOTEBOOK, as_version=4)
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
@@ -143,8 +142,7 @@ def test_the_notebook_runs_headless():
     os.environ.clear()
     os.environ.update(env)  # the kernel inherits this process's environment
     try:
-        nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                                resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+        notebook_client(nb, timeout=600, resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
     finally:
         os.environ.clear()
         os.environ.update(old)
