@@ -44,9 +44,14 @@ def _squared_distances(A, B):
     d2 += np.einsum("ij,ij->i", A, A)[:, None]
     d2 += np.einsum("ij,ij->i", B, B)[None, :]
     np.maximum(d2, 0.0, out=d2)
-    if A is B or (A.shape == B.shape and np.shares_memory(A, B) and np.array_equal(A, B)):
+    if _same_rows(A, B):
         np.fill_diagonal(d2, 0.0)
     return d2
+
+
+def _same_rows(A, B):
+    """Whether ``A`` and ``B`` are the same rows (then the distances' diagonal is 0 exactly)."""
+    return A is B or (A.shape == B.shape and np.shares_memory(A, B) and np.array_equal(A, B))
 
 
 def _row_sq_norms(X):
@@ -220,7 +225,7 @@ class RBFKernel(Kernel):
         # are computed in bulk by the solvers), as _squared_distances would form them
         K = np.ascontiguousarray(A @ B.T)
         rbf_from_products(K, _row_sq_norms(A), _row_sq_norms(B), self.gamma)
-        if A is B or (A.shape == B.shape and np.shares_memory(A, B) and np.array_equal(A, B)):
+        if _same_rows(A, B):
             np.fill_diagonal(K, 1.0)
         return K
 

@@ -167,11 +167,11 @@ class KernelGram:
     def name(self):
         return getattr(self.kernel, "name", "kernel")
 
-    def block_gram(self, b):
-        """Dense Gram block ``b`` (signed and scaled), shape (n_b, n_b)."""
+    def block_gram(self, b, out=None):
+        """Dense Gram block ``b`` (signed and scaled), shape (n_b, n_b), written into ``out``
+        if given."""
         rows, X, sign, _ = self.blocks[b]
-        G = self.kernel(X, X)
-        G *= self.scale * sign[:, None]
+        G = np.multiply(self.kernel(X, X), self.scale * sign[:, None], out=out)
         G *= sign[None, :]
         return G
 
@@ -183,13 +183,10 @@ class KernelGram:
         if np.all(bi < 0):
             return None
         b = max(int(bi[0]), 0)
-        _, X, sign, where = self.blocks[b]
+        _, X, _, where = self.blocks[b]
         if (isinstance(where, slice) and rows.size == X.shape[0] and np.all(bi == b)
                 and np.array_equal(self.local[rows], np.arange(X.shape[0]))):
-            # one whole block: the kernel signed and scaled straight into the result
-            out = np.multiply(self.kernel(X, X), self.scale * sign[:, None], out=out)
-            out *= sign[None, :]
-            return out
+            return self.block_gram(b, out=out)  # one whole block, straight into the result
         if out is None:
             out = np.zeros((rows.size, rows.size))
         else:

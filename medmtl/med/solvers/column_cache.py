@@ -47,8 +47,7 @@ def _take_slab(n_rows, n_cols, dtype):
 
 def _give_back(slab):
     """Keep ``slab``'s memory as the spare (the larger of it and the current spare)."""
-    base = slab.base if slab.base is not None else slab.reshape(-1)
-    base = base.reshape(-1)
+    base = (slab if slab.base is None else slab.base).reshape(-1)  # the whole memory
     with _spare_lock:
         spare = _spare["slab"]
         if spare is None or spare.nbytes < base.nbytes:

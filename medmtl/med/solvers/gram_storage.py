@@ -291,8 +291,7 @@ class GroupGrams:
         low-rank terms, scaled by ``scale`` (kept for the last scale asked for: the dual's
         ``1 / a``, one for a whole path)."""
         kept = self._grams32
-        if kept is not None and ((kept[0] is None and scale is None) or
-                                 (kept[0] is not None and scale is not None and np.array_equal(kept[0], scale))):
+        if kept is not None and (kept[0] is None) == (scale is None) and (scale is None or np.array_equal(kept[0], scale)):
             return kept[1], kept[2]
         grams32, lowrank32 = [], []
         for g, G, lr in zip(self.group_rows, self.grams, self.lowrank):
@@ -329,28 +328,20 @@ def _low_rank_rows(G, rows):
     if isinstance(G, KernelGram):
         return None
     limit = max(1, rows.size // 8)
-    if sp.isspmatrix_csr(G.F) and rows.size and np.array_equal(rows, np.arange(rows[0], rows[0] + rows.size)):
-        # contiguous rows of a CSR factor (a task's rows): read its entries in place
-        F = G.F
-        lo, hi = F.indptr[rows[0]], F.indptr[rows[0] + rows.size]
-        cols_of, vals = F.indices[lo:hi], F.data[lo:hi]
-        nz = vals != 0
-        cols = np.unique(cols_of[nz])
-        if cols.size > limit:
-            return None
-        out = np.zeros((rows.size, cols.size))
-        row_of = np.repeat(np.arange(rows.size), np.diff(F.indptr[rows[0]:rows[0] + rows.size + 1]))
-        np.add.at(out, (row_of[nz], np.searchsorted(cols, cols_of[nz])), vals[nz])
-        return out
-    Fr = G.F[rows]
-    if sp.issparse(Fr):
-        Fr = sp.csc_matrix(Fr)
-        Fr.eliminate_zeros()
-        cols = np.flatnonzero(np.diff(Fr.indptr))
-    else:
+    if not sp.issparse(G.F):
+        Fr = np.asarray(G.F[rows])
         cols = np.flatnonzero(np.any(Fr != 0, axis=0))
+        return None if cols.size > limit else Fr[:, cols]
+    # the rows' CSR entries read as they are (a task's rows are a slice), their columns
+    # renumbered
+    F = sp.csr_matrix(G.F)
+    contiguous = rows.size and np.array_equal(rows, np.arange(rows[0], rows[0] + rows.size))
+    Fr = F[int(rows[0]):int(rows[0]) + rows.size] if contiguous else F[rows]
+    nz = Fr.data != 0
+    cols = np.unique(Fr.indices[nz])
     if cols.size > limit:
         return None
-    Fc = Fr[:, cols]
-    return Fc.toarray() if sp.issparse(Fc) else np.asarray(Fc)
-
+    out = np.zeros((rows.size, cols.size))
+    row_of = np.repeat(np.arange(rows.size), np.diff(Fr.indptr))
+    np.add.at(out, (row_of[nz], np.searchsorted(cols, Fr.indices[nz])), Fr.data[nz])
+    return out

@@ -69,20 +69,6 @@ def _smo_dense(Q, grad, beta, blo, bhi, eps, max_steps):
 
 
 @njit(cache=True)
-def _scaled_blocks(blk, blk_ptr, gsize, gptr, gidx, scale):
-    """``diag(scale_g) B_g diag(scale_g)`` for every flattened block, as a new flat array."""
-    Q = np.empty(blk.size)
-    for g in range(gsize.size):
-        ng = gsize[g]
-        base = blk_ptr[g]
-        for a in range(ng):
-            sa = scale[gidx[gptr[g] + a]]
-            for b in range(ng):
-                Q[base + a * ng + b] = blk[base + a * ng + b] * sa * scale[gidx[gptr[g] + b]]
-    return Q
-
-
-@njit(cache=True)
 def _group_sweeps(blocks, coupling, qp, eps, max_steps):
     """Block Gauss-Seidel over the groups for ``Q = blockdiag_g(B_g) + Vs diag(tau) Vs^T``.
 
@@ -160,17 +146,17 @@ def _group_sweeps(blocks, coupling, qp, eps, max_steps):
 
 
 def smo_solve_blocks(blocks, group_rows, local, Vs, tau, grad, beta, blo, bhi, diagQ, group_of,
-                     eps, max_steps, shrinking=True, scale=None, overwrite_blocks=False):
-    """SMO for ``Q = S blockdiag(blocks) S + Vs diag(tau) Vs^T`` (``beta`` space,
-    ``S = diag(scale)``, identity by default), by block Gauss-Seidel sweeps over the groups
-    (:func:`_group_sweeps`).
+                     eps, max_steps, shrinking=True, overwrite_blocks=False):
+    """SMO for ``Q = blockdiag(blocks) + Vs diag(tau) Vs^T`` (``beta`` space: the blocks
+    come scaled, :meth:`GroupGrams.blocks` with ``scale=1/a``), by block Gauss-Seidel sweeps
+    over the groups (:func:`_group_sweeps`).
 
     ``blocks`` is a list of square arrays (one per group) or all of them flattened
     row-major into one 1-D array, group after group. ``grad`` is the gradient at the
     start point ``beta`` (both updated in place).
     ``local``, ``diagQ``, ``group_of`` and ``shrinking`` are accepted for the common
     signature (the per-group loops need no shrinking). ``overwrite_blocks=True`` lets a flat
-    ``blocks`` with no ``scale`` take the coupling in place instead of in a copy.
+    ``blocks`` take the coupling in place instead of in a copy.
 
     Returns
     -------
@@ -193,11 +179,9 @@ def smo_solve_blocks(blocks, group_rows, local, Vs, tau, grad, beta, blo, bhi, d
         blk = blocks
     else:
         blk = np.concatenate([np.ascontiguousarray(B).ravel() for B in blocks]) if len(blocks) else np.zeros(0)
-    # each group's full block, scaled and with its share of the coupling, formed once
-    if scale is not None:
-        Q = _scaled_blocks(blk, blk_ptr, sizes, gptr, gidx, np.ascontiguousarray(scale, dtype=float))
-    else:
-        Q = blk if overwrite_blocks or blk is not blocks else blk.copy()  # (a concatenation is new)
+    # each group's full block with its share of the coupling, formed once (in place where
+    # allowed, or where the blocks were just concatenated into a new array)
+    Q = blk if overwrite_blocks or blk is not blocks else blk.copy()
     if T:
         for g, ptr in zip(group_rows, blk_ptr):
             m = g.size
