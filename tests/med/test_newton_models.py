@@ -64,6 +64,20 @@ def test_the_svm_is_solved_in_double_precision():
         assert dual.kkt_violation(sol.lam)["stationarity"] <= 1e-6
 
 
+@pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
+def test_a_kernel_svm_reports_j_from_its_gradient_as_exact_as_afresh(C):
+    # the quadratic J comes from the subproblem's gradient, (c^T lam + lam^T grad) / 2,
+    # with no kernel evaluation over the support: it must agree with J evaluated afresh
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 5)) * [1.0, 1.0, 10.0, 0.1, 1.0]
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=300) > 0, 1, -1)
+    dual = svm_dual([X], [y], RBFKernel(0.05), C=C)
+    sol = solve(dual, "newton")
+    assert sol.status == "converged"
+    assert abs(sol.objective - dual.objective(sol.lam)) <= 1e-13 * abs(sol.objective)
+    assert sol.objective_path[-1] == sol.objective
+
+
 @pytest.mark.parametrize("kind,model", [("fs_multi", FactorModel), ("pooling", FactorModel),
                                         ("svm_rbf", KernelModel), ("pooling_rbf", KernelModel),
                                         ("ks_multi", BlockModel)])
