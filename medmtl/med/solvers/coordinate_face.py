@@ -37,7 +37,11 @@ __all__ = ["face_step"]
 
 # CG on the face stops when the projected residual falls below this fraction of the
 # projected gradient (or its square root, whichever is smaller: an inexact Newton method).
-_FORCING = 0.1
+# 0.3 against 0.1 (the coordinate method, 3 fits each): 20 Newsgroups 21 -> 15 passes and 325
+# -> 58 CG iterations, 0.094-0.124 s -> 0.054-0.071 s; spam 2.45 -> 1.77 s; sentiment 0.93 ->
+# 0.80 s; sparse 20,000 x 100,000 11 -> 13 passes, 1.11-1.21 s -> 1.24-1.54 s; sparse 2,000 and
+# 5,000 x 20,000 within the noise.
+_FORCING = 0.3
 _MAX_CG = 250
 # The projected path is halved at most this many times; a point on it is taken when it
 # raises J by this fraction of the gradient's first-order gain.
