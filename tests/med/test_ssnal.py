@@ -173,15 +173,70 @@ def test_the_dense_layout_solves_the_newton_system_the_sparse_flat_layout_solves
         assert has.tolist() == has_too.tolist() == [True, False, True]
         np.testing.assert_allclose(P, Q, rtol=1e-9, atol=1e-12)
     assert dense._updates == 1
-    # the least-squares fallback (a system not numerically positive definite) is the same
-    # system, assembled afresh after the failed factorisation wrote over it
+    # the least-squares fallback (a system not numerically positive definite) solves the
+    # same system (at a new mu, so that the last factorisation is not reused)
 
     def fail(H, **kwargs):
-        H[:] = np.nan
         raise np.linalg.LinAlgError("not positive definite")
 
     monkeypatch.setattr(ssnal_layouts.sla, "cho_factor", fail)
-    np.testing.assert_allclose(dense.direction(hess, then, rhs, 0.03)[0], P, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(dense.direction(hess, then, rhs, 0.05)[0],
+                               sparse.direction(hess, then, rhs, 0.05)[0], rtol=1e-9, atol=1e-12)
+    assert dense._last is None
+
+
+def test_the_dense_layout_reuses_its_factorisation_while_few_rows_cross_the_box(monkeypatch):
+    # at one mu, with a few rows entering and leaving the box and the weights moved, the
+    # step by CG preconditioned with the last factorisation (updated for those rows) is the
+    # step a fresh factorisation gives; a new mu, or more rows than _WOODBURY_ROWS, or a
+    # task whose rows all left, factorise afresh
+    from medmtl.med.solvers import ssnal_layouts
+    from medmtl.med.solvers.ssnal_layouts import DenseFlat
+
+    rng = np.random.default_rng(7)
+    n, R = 400, 30
+    F = rng.standard_normal((n, R)) * np.logspace(-1, 1, R)
+    dual = MEDDual(c=np.ones(n), lo=0.0, hi=1.0, a=np.where(np.arange(n) % 3, 1.0, -1.0),
+                   groups=[np.arange(200), np.arange(200, n)], Phi=F, alpha=10.0)
+    rows = dual.factor_rows()
+    conj = Conjugate(rows, dual.n_terms, dual.alpha)
+    factorised = []
+    real = ssnal_layouts.sla.cho_factor
+
+    def counted(H, **kwargs):
+        factorised.append(1)
+        return real(H, **kwargs)
+
+    monkeypatch.setattr(ssnal_layouts.sla, "cho_factor", counted)
+
+    def hessian_at(w):
+        return conj.hessian(*conj.u_of(w))
+
+    w = rng.normal(size=R) * 0.1
+    reused, fresh = DenseFlat(dual, rows), DenseFlat(dual, rows)
+    inside = rng.random(n) < 0.2
+    for step in range(6):
+        w = w + rng.normal(size=R) * 0.02
+        flip = rng.choice(n, 5, replace=False)
+        inside[flip] = ~inside[flip]
+        rhs = rng.normal(size=R + 2)
+        fresh._last = None
+        before = len(factorised)
+        P, its, has = reused.direction(hessian_at(w), inside, rhs, 0.01)
+        assert len(factorised) == before + (step == 0)
+        assert has.all() and (its >= 1)
+        np.testing.assert_allclose(P, fresh.direction(hessian_at(w), inside, rhs, 0.01)[0],
+                                   rtol=1e-8, atol=1e-12 * np.abs(P).max())
+    for new_mu, changed in ((0.005, 0), (0.005, ssnal_layouts._WOODBURY_ROWS + 1)):
+        flip = rng.choice(n, changed, replace=False)
+        inside[flip] = ~inside[flip]
+        before = len(factorised)
+        reused.direction(hessian_at(w), inside, rhs, new_mu)
+        assert len(factorised) == before + 1
+    inside[200:] = False  # the second task's rows all left: its bias is held
+    before = len(factorised)
+    assert reused.direction(hessian_at(w), inside, rhs, 0.005)[2].tolist() == [True, False]
+    assert len(factorised) == before + 1
 
 
 def test_the_per_task_layout_keeps_its_gram_matrices_in_step_with_the_rows_inside():

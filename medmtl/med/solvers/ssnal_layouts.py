@@ -43,6 +43,12 @@ _MAX_CG = 100
 _CG_RTOL = 1e-3
 # Updates of the Gram matrices of the rows inside their box between fresh ones.
 _REFRESH = 16
+# The dense flat layout reuses its last factorisation for a Newton step where at most this
+# many rows entered or left the box since, with at most this many CG steps down to this
+# fraction of the first residual.
+_WOODBURY_ROWS = 256
+_WOODBURY_CG = 10
+_WOODBURY_RTOL = 1e-10
 
 
 # ---------------------------------------------------------------------------------------
@@ -288,7 +294,7 @@ class Blocks:
         M = _block_preconditioner(blocks)
         rhs = rhs.copy()
         rhs[~has, -1] = 0.0
-        P, its = _pcg(H, M, rhs)
+        P, its, _ = _pcg(H, M, rhs)
         return P, its, has
 
 
@@ -451,7 +457,8 @@ class DenseFlat(Flat):
     entered or left ``I`` (from one step to the next few do), formed afresh when more than
     half of them changed or after ``_REFRESH`` updates (rounding). The Newton system is
     assembled and factorised in its upper triangle only, scaled by ``mu`` (no pass over
-    the whole matrix to divide it)."""
+    the whole matrix to divide it). The last factorisation is kept and serves the next
+    steps at the same ``mu`` while few rows cross the box (:meth:`_by_last_factor`)."""
 
     def __init__(self, dual, rows):
         self.Fd = rows.dense
@@ -460,6 +467,7 @@ class DenseFlat(Flat):
         self.group_of = dual.group_of
         self.groups = dual.groups
         self._gram, self._bias, self._inside, self._updates = None, None, None, 0
+        self._last = None
 
     def apply(self, V):
         return self.Fd @ V[:self.R] + self.a_rows * V[self.R:][self.group_of]
@@ -531,19 +539,76 @@ class DenseFlat(Flat):
 
     def direction(self, hess, inside, rhs, mu):
         """The Newton step as :meth:`Flat.direction`, the Hessian (times ``mu``) formed
-        from the dense rows inside their box in its upper triangle."""
+        from the dense rows inside their box in its upper triangle and factorised; or, where
+        few rows entered or left the box since the last factorisation at this ``mu``, by
+        conjugate gradients on the exact system preconditioned by that factorisation
+        updated for those rows (:meth:`_by_last_factor`)."""
         has = np.bincount(self.group_of[inside], minlength=self.G) > 0
         rhs = mu * rhs
         rhs[self.R:][~has] = 0.0
+        found = self._by_last_factor(hess, inside, rhs, mu, has)
+        if found is not None:
+            return found[0], found[1], has
+        H = self._system(hess, inside, mu, has)
         try:
-            factor = sla.cho_factor(self._system(hess, inside, mu, has), lower=False,
-                                    overwrite_a=True, check_finite=False)
-            P = sla.cho_solve(factor, rhs, check_finite=False)
+            factor = sla.cho_factor(H, lower=False, check_finite=False)
         except np.linalg.LinAlgError:  # not numerically positive definite: least squares
-            H = np.triu(self._system(hess, inside, mu, has))
+            self._last = None
+            H = np.triu(H)
             H += np.triu(H, 1).T
-            P = sla.lstsq(H, rhs, check_finite=False)[0]
-        return P, 1, has
+            return sla.lstsq(H, rhs, check_finite=False)[0], 1, has
+        self._last = (factor, H, inside.copy(), hess, mu, has)
+        return sla.cho_solve(factor, rhs, check_finite=False), 1, has
+
+    def _by_last_factor(self, hess, inside, rhs, mu, has):
+        """The Newton step from the last factorisation ``A`` (``mu`` times the Hessian at
+        the last inside set ``I0``, ``w0``), or None where it does not serve.
+
+        The system now is ``A + U S U^T + mu (grad^2 f*(w) - grad^2 f*(w0))``, ``U`` the
+        rows ``[F a]`` of the examples that entered (``S = 1``) or left (``S = -1``) the box.
+        Conjugate gradients solve it, each step one product with ``A`` (kept) and ``U``,
+        preconditioned by ``(A + U S U^T)^{-1}`` through the Woodbury identity (two
+        triangular solves and a ``k``-square system): exact but for the change of ``w``,
+        small from one Newton step to the next, so a few steps suffice. Not for more than
+        ``_WOODBURY_ROWS`` rows (the triangular solves with ``U`` would cost a
+        factorisation), a new ``mu`` (the first step of a proximal step), a task whose
+        examples all left or one entered, or where CG does not converge in
+        ``_WOODBURY_CG`` steps (the rows that left made the system nearly singular)."""
+        if self._last is None:
+            return None
+        factor, A, inside0, hess0, mu0, has0 = self._last
+        if mu != mu0 or np.any(has != has0):
+            return None
+        added, removed = np.flatnonzero(inside & ~inside0), np.flatnonzero(inside0 & ~inside)
+        k = added.size + removed.size
+        if k > _WOODBURY_ROWS:
+            return None
+        R = self.R
+        rows = np.concatenate([added, removed])
+        U = np.zeros((R + self.G, k))
+        U[:R] = self.Fd[rows].T
+        U[R + self.group_of[rows], np.arange(k)] = self.a_rows[rows]
+        sign = np.where(np.arange(k) < added.size, 1.0, -1.0)
+        AU = _upper_solve(factor[0], U)
+        try:
+            small = sla.lu_factor(np.diag(sign) + U.T @ AU, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+        if not np.all(np.isfinite(small[0])):
+            return None
+
+        def precondition(r):
+            x = _upper_solve(factor[0], r)
+            return x - AU @ sla.lu_solve(small, U.T @ x, check_finite=False)
+
+        def system(p):
+            # A's upper triangle in C order is the lower one of its Fortran-ordered view
+            out = sla.blas.dsymv(1.0, A.T, p, lower=1) + U @ (sign * (U.T @ p))
+            out[:R] += mu * (hess[0](p[:R]) - hess0[0](p[:R]))
+            return out
+
+        P, its, done = _pcg(system, precondition, rhs, _WOODBURY_CG, _WOODBURY_RTOL)
+        return (P, its) if done else None
 
     def _system(self, hess, inside, mu, has):
         """``mu`` times the generalised Hessian, in its upper triangle (the lower is not
@@ -580,29 +645,43 @@ def layout_of(dual, rows):
     return Blocks.of(dual, rows) or Flat.of(dual, rows)
 
 
-def _pcg(H, M, rhs):
-    """Preconditioned conjugate gradients for ``H x = rhs`` (arrays of any shape)."""
+def _upper_solve(C, B):
+    """``(C^T C)^{-1} B`` for the upper Cholesky factor ``C`` (Fortran order, as
+    ``cho_factor`` returns it) by two triangular solves, without ``cho_solve``'s copies."""
+    if B.ndim == 1:
+        y = sla.blas.dtrsv(C, B, trans=1)
+        return sla.blas.dtrsv(C, y, trans=0, overwrite_x=1)
+    Y = sla.blas.dtrsm(1.0, C, B, trans_a=1)
+    return sla.blas.dtrsm(1.0, C, Y, trans_a=0, overwrite_b=1)
+
+
+def _pcg(H, M, rhs, max_iter=None, rtol=None):
+    """Preconditioned conjugate gradients for ``H x = rhs`` (arrays of any shape), at most
+    ``max_iter`` steps (``_MAX_CG``) down to a residual of ``rtol`` (``_CG_RTOL``) times the
+    first; returns ``x``, the steps taken and whether the residual got there."""
+    max_iter = _MAX_CG if max_iter is None else max_iter
+    rtol = _CG_RTOL if rtol is None else rtol
     x = np.zeros_like(rhs)
     r = rhs.copy()
     norm0 = np.sqrt(np.vdot(r, r))
     if not norm0 > 0:
-        return x, 0
+        return x, 0, True
     z = M(r)
     p = z.copy()
     rz = np.vdot(r, z)
     it = 0
-    for it in range(1, _MAX_CG + 1):
+    for it in range(1, max_iter + 1):
         Hp = H(p)
         curv = np.vdot(p, Hp)
-        if not curv > 0:
-            break
+        if not (curv > 0 and rz > 0):
+            return x, it, False
         step = rz / curv
         x += step * p
         r -= step * Hp
-        if np.sqrt(np.vdot(r, r)) <= _CG_RTOL * norm0:
-            break
+        if np.sqrt(np.vdot(r, r)) <= rtol * norm0:
+            return x, it, True
         z = M(r)
         rz_new = np.vdot(r, z)
         p = z + (rz_new / rz) * p
         rz = rz_new
-    return x, it
+    return x, it, False
