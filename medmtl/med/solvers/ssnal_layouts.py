@@ -549,11 +549,11 @@ class DenseFlat(Flat):
         found = self._by_last_factor(hess, inside, rhs, mu, has)
         if found is not None:
             return found[0], found[1], has
+        self._last = None  # its matrix and factor freed before the next are formed
         H = self._system(hess, inside, mu, has)
         try:
             factor = sla.cho_factor(H, lower=False, check_finite=False)
         except np.linalg.LinAlgError:  # not numerically positive definite: least squares
-            self._last = None
             H = np.triu(H)
             H += np.triu(H, 1).T
             return sla.lstsq(H, rhs, check_finite=False)[0], 1, has
