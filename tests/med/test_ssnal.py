@@ -188,8 +188,9 @@ def test_the_dense_layout_solves_the_newton_system_the_sparse_flat_layout_solves
 def test_the_dense_layout_reuses_its_factorisation_while_few_rows_cross_the_box(monkeypatch):
     # at one mu, with a few rows entering and leaving the box and the weights moved, the
     # step by CG preconditioned with the last factorisation (updated for those rows) is the
-    # step a fresh factorisation gives; a new mu, or more rows than _WOODBURY_ROWS, or a
-    # task whose rows all left, factorise afresh
+    # step a fresh factorisation gives (shared columns, terms of three and five columns);
+    # a new mu, or more rows than _WOODBURY_ROWS, or a task whose rows all left, factorise
+    # afresh
     from medmtl.med.solvers import ssnal_layouts
     from medmtl.med.solvers.ssnal_layouts import DenseFlat
 
@@ -197,7 +198,8 @@ def test_the_dense_layout_reuses_its_factorisation_while_few_rows_cross_the_box(
     n, R = 400, 30
     F = rng.standard_normal((n, R)) * np.logspace(-1, 1, R)
     dual = MEDDual(c=np.ones(n), lo=0.0, hi=1.0, a=np.where(np.arange(n) % 3, 1.0, -1.0),
-                   groups=[np.arange(200), np.arange(200, n)], Phi=F, alpha=10.0)
+                   groups=[np.arange(200), np.arange(200, n)], Phi0=F[:, :4], Phi=F[:, 4:],
+                   term_ptr=np.r_[0:22:3, 26], alpha=10.0)
     rows = dual.factor_rows()
     conj = Conjugate(rows, dual.n_terms, dual.alpha)
     factorised = []
