@@ -557,7 +557,7 @@ class DenseFlat(Flat):
             H = np.triu(H)
             H += np.triu(H, 1).T
             return sla.lstsq(H, rhs, check_finite=False)[0], 1, has
-        self._last = (factor, H, inside.copy(), hess, mu, has)
+        self._last = (factor, H, hess, mu, has)
         return sla.cho_solve(factor, rhs, check_finite=False), 1, has
 
     def _by_last_factor(self, hess, inside, rhs, mu, has):
@@ -576,7 +576,9 @@ class DenseFlat(Flat):
         ``_WOODBURY_CG`` steps (the rows that left made the system nearly singular)."""
         if self._last is None:
             return None
-        factor, A, inside0, hess0, mu0, has0 = self._last
+        # the Gram matrix was last formed for the factorisation: its rows are I0
+        factor, A, hess0, mu0, has0 = self._last
+        inside0 = self._inside
         if mu != mu0 or np.any(has != has0):
             return None
         added, removed = np.flatnonzero(inside & ~inside0), np.flatnonzero(inside0 & ~inside)
