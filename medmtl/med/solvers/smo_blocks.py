@@ -18,6 +18,10 @@ from .smo import CHUNK, clipped_pair_step, pair_curvature, second_order_gain
 
 __all__ = ["smo_solve_blocks"]
 
+# pair steps between shrinkings in a group's pair loop: a visit of a group in the sweeps
+# takes tens of steps, not the thousands of a whole SVM
+_SHRINK_PERIOD = 5
+
 Blocks = namedtuple("Blocks", "Q q_ptr gsize gptr gidx")
 """Each group's full block, flattened row-major at ``q_ptr[g]``, its size, and its rows
 (``gidx[gptr[g]:gptr[g + 1]]``)."""
@@ -28,40 +32,91 @@ BoxQP = namedtuple("BoxQP", "grad beta blo bhi")
 
 
 @njit(cache=True)
+def _dense_scan(grad, beta, blo, bhi, act, na):
+    """``(i, gmax, gmin)`` over ``act[:na]``: the largest gradient among coordinates that can
+    go up (at ``i``, -1 if none) and the smallest among those that can go down."""
+    i = -1
+    gmax = -np.inf
+    gmin = np.inf
+    for kk in range(na):
+        k = act[kk]
+        gk = grad[k]
+        if beta[k] < bhi[k] and gk > gmax:
+            gmax = gk
+            i = k
+        if beta[k] > blo[k] and gk < gmin:
+            gmin = gk
+    return i, gmax, gmin
+
+
+@njit(cache=True)
 def _smo_dense(Q, grad, beta, blo, bhi, eps, max_steps):
     """LIBSVM's pair loop on one group with a dense ``Q`` (n_g x n_g, row-major).
 
     Second-order working-set selection, exact clipped pair step; ``grad`` and ``beta``
-    updated in place. Returns ``(steps, gap)``.
+    updated in place. Returns ``(steps, gap)``, the gap over all coordinates.
+
+    The pair selection scans only the active coordinates: every ``min(n_g, _SHRINK_PERIOD)``
+    steps those stuck at a bound whose gradient pushes outwards harder than the current
+    worst pair are left out (LIBSVM's shrinking). The gradient stays exact on every
+    coordinate (its update is one contiguous pass over two rows of the block), so when the
+    active ones meet ``eps`` one scan of all of them decides, with nothing to rebuild, and
+    the loop goes on if any violates.
     """
     n = beta.size
+    diag = np.empty(n)  # read contiguously by the partner's scan
+    for k in range(n):
+        diag[k] = Q[k, k]
+    act = np.arange(n)
+    na = n
+    period = max(min(n, _SHRINK_PERIOD), 1)
+    countdown = period
     steps = 0
     while True:
-        i = -1
-        gmax = -np.inf
-        gmin = np.inf
-        for k in range(n):
-            gk = grad[k]
-            if beta[k] < bhi[k] and gk > gmax:
-                gmax = gk
-                i = k
-            if beta[k] > blo[k] and gk < gmin:
-                gmin = gk
+        i, gmax, gmin = _dense_scan(grad, beta, blo, bhi, act, na)
         gap = gmax - gmin
+        if (i < 0 or not gap > eps or steps >= max_steps) and na < n:
+            # the active coordinates are done (or the budget is): look at all of them
+            for k in range(n):
+                act[k] = k
+            na = n
+            countdown = period
+            i, gmax, gmin = _dense_scan(grad, beta, blo, bhi, act, na)
+            gap = gmax - gmin
         if i < 0 or not gap > eps or steps >= max_steps:
             return steps, (gap if i >= 0 and gmin < np.inf else 0.0)
-        qii = Q[i, i]
+        countdown -= 1
+        if countdown <= 0:
+            countdown = period
+            m = 0
+            for kk in range(na):
+                k = act[kk]
+                if beta[k] >= bhi[k]:
+                    out = grad[k] > gmax
+                elif beta[k] <= blo[k]:
+                    out = grad[k] < gmin
+                else:
+                    out = False
+                if not out:
+                    act[m] = k
+                    m += 1
+            na = m
+        qii = diag[i]
         best = -1.0
         j = -1
-        for k in range(n):
+        for kk in range(na):
+            k = act[kk]
             if beta[k] > blo[k]:
-                score = second_order_gain(gmax - grad[k], qii, Q[k, k], Q[i, k])
+                score = second_order_gain(gmax - grad[k], qii, diag[k], Q[i, k])
                 if score > best:
                     best = score
                     j = k
         if j < 0:
+            if na < n:
+                na = 0  # no partner among the active ones: scan all of them again
+                continue
             return steps, gap
-        t = (gmax - grad[j]) / pair_curvature(qii, Q[j, j], Q[i, j])
+        t = (gmax - grad[j]) / pair_curvature(qii, diag[j], Q[i, j])
         t = clipped_pair_step(beta, blo, bhi, i, j, t)
         for k in range(n):
             grad[k] -= t * (Q[i, k] - Q[j, k])
