@@ -299,11 +299,12 @@ class GroupGrams:
                 grams32.append(G.astype(np.float32))
                 lowrank32.append(None if lr is None else lr[0])
                 continue
-            sg = scale[g]
-            Gs = G * sg[None, :, None]
-            Gs *= sg[None, None, :]
-            grams32.append(Gs.astype(np.float32))
-            lowrank32.append(None if lr is None else lr[0] * sg[:, None])
+            # one pass: each entry scaled in double precision and rounded once, written
+            # straight into the single-precision copy (no double-precision temporary)
+            G32 = np.empty(G.shape, dtype=np.float32)
+            np.multiply(G, np.outer(scale[g], scale[g])[None], out=G32, casting="same_kind")
+            grams32.append(G32)
+            lowrank32.append(None if lr is None else lr[0] * scale[g][:, None])
         self._grams32 = (None if scale is None else np.array(scale, dtype=float), grams32, lowrank32)
         return grams32, lowrank32
 
