@@ -104,6 +104,28 @@ def test_weighted_blocks_are_scaled_on_both_sides_in_either_precision():
         np.testing.assert_array_equal(B, flip[g][:, None] * P * flip[g][None, :])
 
 
+def test_single_precision_blocks_from_one_stack_or_per_group():
+    # Groups with the same terms keep their single-precision copies in one stack, summed by
+    # one product; groups with different terms (a feature absent from one task) keep them
+    # apart. Either way the blocks are the double-precision ones to single precision.
+    rng = np.random.default_rng(3)
+    Xs, ys = make_tasks(M=3, T=8, D=4, seed=4)
+    Xs[1] = Xs[1].copy()
+    Xs[1][:, 2] = 0.0  # feature 2 absent from task 1: that group has one term fewer
+    for dual, stacked in ((_kernel_selection(), True),
+                          (feature_selection_dual(Xs, ys, C=1.0, alpha=2.0), False)):
+        grams = GroupGrams.from_operators(dual) if stacked else GroupGrams.of(dual)
+        assert grams.ok
+        assert len({t.size for t in grams.terms}) == (1 if stacked else 2)
+        w = rng.uniform(0.1, 1.0, dual.n_terms)
+        scale = 1.0 / dual.a
+        exact = [B.copy() for B in grams.blocks(w, scale=scale)]
+        single = grams.blocks(w, single=True, scale=scale)
+        assert (grams._single_copies(scale)[2] is not None) == stacked
+        for B, E in zip(single, exact):
+            np.testing.assert_allclose(B, E, rtol=1e-6, atol=1e-6 * np.abs(E).max())
+
+
 def test_gram_blocks_written_in_place_equal_fresh_ones():
     from medmtl.med.grams import FactorGram, KernelGram
     from medmtl.med.solvers.gram_storage import _low_rank_rows

@@ -238,7 +238,7 @@ class GroupGrams:
         """``sum_t w_t G_{g,t} lam_g`` stacked over groups, shape (n,)."""
         out = np.zeros(self.local.size)
         for g, terms, P in zip(self.group_rows, self.terms, GL):
-            w = np.where(terms < 0, 1.0, term_weight[np.maximum(terms, 0)] if term_weight.size else 1.0)
+            w = self._weights(terms, term_weight)
             out[g] = w @ P
         return out
 
@@ -260,16 +260,22 @@ class GroupGrams:
         """
         sizes = [g.size**2 for g in self.group_rows]
         flat = np.empty(sum(sizes)) if out is None else out
-        grams32, lowrank32 = self._single_copies(scale) if single else (None, None)
+        grams32, lowrank32, stack32 = self._single_copies(scale) if single else (None, None, None)
+        if stack32 is not None:
+            # every group has the same terms: all blocks' full parts in one product over
+            # the stacked copies (one BLAS call, threaded as BLAS sees fit)
+            w = self._weights(self.terms[0], term_weight)
+            flat[:] = w[:stack32.shape[0]].astype(np.float32) @ stack32
         out, start = [], 0
         for gi, (terms, grams, lr, m, g) in enumerate(zip(self.terms, self.grams, self.lowrank,
                                                           sizes, self.group_rows)):
-            w = np.where(terms < 0, 1.0, term_weight[np.maximum(terms, 0)] if term_weight.size else 1.0)
+            w = self._weights(terms, term_weight)
             T = grams.shape[0]
             block = flat[start:start + m]
             B = block.reshape(g.size, g.size)
             if single:
-                block[:] = w[:T].astype(np.float32) @ grams32[gi].reshape(T, m)
+                if stack32 is None:
+                    block[:] = w[:T].astype(np.float32) @ grams32[gi].reshape(T, m)
                 if lr is not None:
                     Fs, owner = lowrank32[gi], lr[2]
                     B += (Fs * w[T:][owner]) @ Fs.T
@@ -286,27 +292,44 @@ class GroupGrams:
             start += m
         return out
 
+    @staticmethod
+    def _weights(terms, term_weight):
+        """The weight of each of a group's terms (1 for the shared columns, ``-1``)."""
+        return np.where(terms < 0, 1.0, term_weight[np.maximum(terms, 0)] if term_weight.size else 1.0)
+
     def _single_copies(self, scale):
         """Single-precision copies of the Gram blocks and the rows ``S_g F_g`` of the
         low-rank terms, scaled by ``scale`` (kept for the last scale asked for: the dual's
-        ``1 / a``, one for a whole path)."""
+        ``1 / a``, one for a whole path): ``(grams32, lowrank32, stack32)``.
+
+        Where every group has the same terms, the copies are views into one (T, N) array
+        ``stack32``, each group's blocks in the columns where :meth:`blocks` puts them in
+        its flat buffer; else ``stack32`` is None."""
         kept = self._grams32
         if kept is not None and (kept[0] is None) == (scale is None) and (scale is None or np.array_equal(kept[0], scale)):
-            return kept[1], kept[2]
-        grams32, lowrank32 = [], []
+            return kept[1:]
+        same = all(G.shape[0] == self.grams[0].shape[0] and np.array_equal(t, self.terms[0])
+                   for t, G in zip(self.terms, self.grams))
+        T = self.grams[0].shape[0] if self.grams else 0
+        stack32 = np.empty((T, self.flat_size()), dtype=np.float32) if same and T else None
+        grams32, lowrank32, start = [], [], 0
         for g, G, lr in zip(self.group_rows, self.grams, self.lowrank):
+            m = g.size**2
+            G32 = (np.empty(G.shape, dtype=np.float32) if stack32 is None
+                   else stack32[:, start:start + m].reshape(G.shape))
+            start += m
             if scale is None:
-                grams32.append(G.astype(np.float32))
+                G32[...] = G
                 lowrank32.append(None if lr is None else lr[0])
-                continue
-            # one pass: each entry scaled in double precision and rounded once, written
-            # straight into the single-precision copy (no double-precision temporary)
-            G32 = np.empty(G.shape, dtype=np.float32)
-            np.multiply(G, np.outer(scale[g], scale[g])[None], out=G32, casting="same_kind")
+            else:
+                # one pass: each entry scaled in double precision and rounded once, written
+                # straight into the single-precision copy (no double-precision temporary)
+                np.multiply(G, np.outer(scale[g], scale[g])[None], out=G32, casting="same_kind")
+                lowrank32.append(None if lr is None else lr[0] * scale[g][:, None])
             grams32.append(G32)
-            lowrank32.append(None if lr is None else lr[0] * scale[g][:, None])
-        self._grams32 = (None if scale is None else np.array(scale, dtype=float), grams32, lowrank32)
-        return grams32, lowrank32
+        self._grams32 = (None if scale is None else np.array(scale, dtype=float), grams32,
+                         lowrank32, stack32)
+        return grams32, lowrank32, stack32
 
 
 @njit(cache=True, nogil=True)
