@@ -296,9 +296,10 @@ def test_a_converged_check_is_the_answer_over_a_point_higher_by_round_off():
 
 
 @pytest.mark.parametrize("layout", ["one column per term", "several columns per term", "some unswitched"])
-def test_face_curvature_is_the_weighted_gram_of_the_terms(layout):
+def test_face_curvature_is_the_weighted_gram_of_the_terms(layout, monkeypatch):
     # W = diag(weight) + sum_t tau_t u_t u_t^T on the local columns, each term's rank one
-    # restricted to its own columns
+    # restricted to its own columns; the compiled product gives numpy's to the bit
+    import medmtl.med.solvers.coordinate_face as coordinate_face
     from medmtl.med.solvers.coordinate_face import _Curvature
 
     rng = np.random.default_rng(11)
@@ -312,5 +313,9 @@ def test_face_curvature_is_the_weighted_gram_of_the_terms(layout):
     for t in np.unique(ct[sw]):
         on = np.where(ct == t, u, 0.0)
         W += tau[t] * np.outer(on, on)
-    np.testing.assert_allclose(_Curvature(ct, sw, u, weight, tau)(x), W @ x, rtol=1e-13, atol=1e-15)
+    curv = _Curvature(ct, sw, u, weight, tau)
+    np.testing.assert_allclose(curv(x), W @ x, rtol=1e-13, atol=1e-15)
     np.testing.assert_array_equal(_Curvature(ct, sw, u, weight, np.zeros_like(tau))(x), weight * x)
+    fast = curv(x)
+    monkeypatch.setattr(coordinate_face, "HAVE_NUMBA", False)
+    np.testing.assert_array_equal(curv(x), fast)

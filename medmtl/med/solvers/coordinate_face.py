@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ._numba import HAVE_NUMBA, njit
 from .kkt import line_search
 
 __all__ = ["face_step"]
@@ -213,8 +214,15 @@ class _Curvature:
             self.tau_u = tau[terms][self.local] * self.u_sw
             # one column per term (feature selection): u_t^T x_t is a product, no sum
             self.one_column = terms.size == self.local.size
+            self.sw_idx = np.arange(sw.size)[self.sw]
+            self._acc = np.empty(terms.size)
 
     def __call__(self, x):
+        if self.any_tau and HAVE_NUMBA:
+            # the same sums in the same order, in two passes over the columns instead of a
+            # numpy temporary per operation (this product is most of a face step's CG)
+            return _curvature_times(x, self.weight, self.sw_idx, self.local, self.u_sw,
+                                    self.tau_u, self._acc)
         out = self.weight * x
         if self.any_tau:
             ux = self.u_sw * x[self.sw]
@@ -223,6 +231,20 @@ class _Curvature:
             else:
                 out[self.sw] += self.tau_u * np.bincount(self.local, ux)[self.local]
         return out
+
+
+@njit(cache=True)
+def _curvature_times(x, weight, sw_idx, local, u_sw, tau_u, acc):
+    """``weight * x`` plus, on the switched columns ``sw_idx``, ``tau_u * (u^T x)`` of each
+    one's term (``local``); ``acc`` is workspace of one entry per term."""
+    acc[:] = 0.0
+    for k in range(sw_idx.size):
+        acc[local[k]] += u_sw[k] * x[sw_idx[k]]
+    out = weight * x
+    for k in range(sw_idx.size):
+        j = sw_idx[k]
+        out[j] += tau_u[k] * acc[local[k]]
+    return out
 
 
 class _Path:
