@@ -105,6 +105,15 @@ class FactorRows:
         return None if self.dense is None else self.dense.astype(np.float32)
 
     @cached_property
+    def switched_cols(self):
+        """The switched columns (``col_term >= 0``) that hold a stored entry, ascending:
+        ``F^T lam`` is zero on every other switched column, whatever ``lam``."""
+        if self._dense is not None:
+            return np.flatnonzero(self.col_term >= 0)
+        held = np.bincount(self.indices, minlength=self.col_term.size) > 0
+        return np.flatnonzero(held & (self.col_term >= 0))
+
+    @cached_property
     def record(self):
         """The rows as a :class:`Rows` record for the compiled loops."""
         return Rows(self.indptr, self.indices, self.data, self.col_term)

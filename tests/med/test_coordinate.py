@@ -319,3 +319,33 @@ def test_face_curvature_is_the_weighted_gram_of_the_terms(layout, monkeypatch):
     fast = curv(x)
     monkeypatch.setattr(coordinate_face, "HAVE_NUMBA", False)
     np.testing.assert_array_equal(curv(x), fast)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 40.0])
+def test_terms_refreshed_from_the_columns_that_hold_data(alpha):
+    # q_t = ||u_t||^2 / 2 and s_t from the switched columns holding data only: the same bits
+    # as the sum over every column (u is zero on the empty ones) and the posterior of each q
+    from medmtl.med.bound import switch_posterior
+    from medmtl.med.factor_rows import FactorRows
+    from medmtl.med.solvers.coordinate_steps import refresh_terms
+
+    rng = np.random.default_rng(8)
+    Xs, ys = make_tasks(M=3, T=10, D=6, seed=9)
+    # half the entries zero, and feature 4 used by no task: its columns are empty
+    Xs = [sp.csr_matrix(np.where((rng.random(X.shape) < 0.5) & (np.arange(X.shape[1]) != 4), X, 0.0))
+          for X in Xs]
+    dual = adaptive_pooling_dual(Xs, ys, "linear", C=1.0, alpha=max(alpha, 1e-3))
+    rows = FactorRows(dual)
+    held = np.flatnonzero(np.diff(rows.F.tocsc().indptr))
+    np.testing.assert_array_equal(rows.switched_cols, held[rows.col_term[held] >= 0])
+    assert rows.switched_cols.size < np.count_nonzero(rows.col_term >= 0)
+    u = rows.u(dual.project(rng.uniform(0.0, 1.0, dual.n)))
+    n_terms = int(rows.col_term.max()) + 1
+    q, s = np.full(n_terms, np.nan), np.full(n_terms, np.nan)
+    log_alpha = np.log(alpha) if alpha > 0 else -np.inf
+    refresh_terms(u, rows.col_term, q, s, log_alpha, rows.switched_cols)
+    want = np.zeros(n_terms)
+    for col in np.flatnonzero(rows.col_term >= 0):
+        want[rows.col_term[col]] += 0.5 * u[col] * u[col]
+    np.testing.assert_array_equal(q, want)
+    np.testing.assert_allclose(s, switch_posterior(want, alpha), rtol=1e-15)

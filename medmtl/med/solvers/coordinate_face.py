@@ -193,7 +193,11 @@ def _free_rows(rows, free):
     seen = np.zeros(FF.shape[1], dtype=bool)
     seen[FF.indices] = True
     cols = np.flatnonzero(seen)
-    local = (np.cumsum(seen) - 1)[FF.indices]
+    # each entry's place among ``cols``: written at those columns only (no running count
+    # over all of the factors' columns, millions for many tasks)
+    where = np.empty(FF.shape[1], dtype=np.int64)
+    where[cols] = np.arange(cols.size)
+    local = where[FF.indices]
     return sp.csr_matrix((FF.data, local, FF.indptr), shape=(free.size, cols.size)), cols
 
 

@@ -214,7 +214,8 @@ class Run:
         self.it.lam[:] = lam
 
     def _refresh(self):
-        refresh_terms(self.it.u, self.rows.col_term, self.it.q, self.it.s, self.prior.log_alpha)
+        refresh_terms(self.it.u, self.rows.col_term, self.it.q, self.it.s, self.prior.log_alpha,
+                      self.rows.switched_cols)
 
     def _exact_state(self):
         """``u``, ``q``, ``s`` and ``J`` recomputed from ``lam`` (no running rounding)."""

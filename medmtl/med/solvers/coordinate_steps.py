@@ -330,16 +330,19 @@ def full_gradient(rows, u, s, c, out, size):
 
 
 @njit(cache=True)
-def refresh_terms(u, col_term, q, s, log_alpha):
+def refresh_terms(u, col_term, q, s, log_alpha, cols):
     """``q_t = ||u_t||^2 / 2`` and ``s_t`` recomputed from ``u`` (rounding drifts in the
-    running updates)."""
+    running updates), summed over the switched columns ``cols`` in ascending order: those
+    that hold data (:attr:`~medmtl.med.factor_rows.FactorRows.switched_cols`; ``u`` is 0 on
+    the others, which would add +0)."""
     q[:] = 0.0
-    for col in range(u.size):
-        t = col_term[col]
-        if t >= 0:
-            q[t] += 0.5 * u[col] * u[col]
+    for k in range(cols.size):
+        col = cols[k]
+        q[col_term[col]] += 0.5 * u[col] * u[col]
+    # a q of 0 has the prior's posterior: one exponential for all of them
+    s_zero = _posterior(0.0, log_alpha)
     for t in range(q.size):
-        s[t] = _posterior(q[t], log_alpha)
+        s[t] = s_zero if q[t] == 0.0 else _posterior(q[t], log_alpha)
 
 
 @njit(cache=True)
