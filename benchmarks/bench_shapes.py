@@ -16,9 +16,10 @@ liblinear's ``LinearSVC``:
 Each case runs in a fresh child process. There every side first fits a small problem (the
 numba kernels compiled, scikit-learn's first-fit costs paid), then the child builds the data
 and fits MED, then the peers, one after the other, so a busy machine slows both alike; a
-sparse case does this three times, and the fastest fit of each side counts; the child reports the wall and CPU times, MED's status, iterations and ``J``, and
-for the dense cases the peak resident memory of the fit over the process with ``X`` loaded
-(``ru_maxrss``), in multiples of ``X``'s size. Printed: one row per case with the ratio of
+sparse case does this three times, and the fastest fit of each side counts. The child
+reports the wall and CPU times, MED's status, iterations and ``J``, and for the dense cases
+the peak resident memory of the fit over the process with ``X`` loaded (``ru_maxrss``), in
+multiples of ``X``'s size. Printed: one row per case with the ratio of
 the times; written: ``benchmarks/results/shapes.json`` (the rows, the machine, the libraries,
 the BLAS threads and the load average at both ends).
 """

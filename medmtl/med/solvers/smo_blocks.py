@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ._numba import njit
-from .smo import CHUNK, clipped_pair_step, pair_curvature, second_order_gain
+from .smo import CHUNK, PairQP, _scan, _shrink, clipped_pair_step, pair_curvature, second_order_gain
 
 __all__ = ["smo_solve_blocks"]
 
@@ -29,24 +29,6 @@ Coupling = namedtuple("Coupling", "Vs tau p")
 """The rank-T coupling ``Vs diag(tau) Vs^T`` and ``p = Vs^T (beta - beta0)``."""
 BoxQP = namedtuple("BoxQP", "grad beta blo bhi")
 """The gradient without the coupling, the point and its box."""
-
-
-@njit(cache=True)
-def _dense_scan(grad, beta, blo, bhi, act, na):
-    """``(i, gmax, gmin)`` over ``act[:na]``: the largest gradient among coordinates that can
-    go up (at ``i``, -1 if none) and the smallest among those that can go down."""
-    i = -1
-    gmax = -np.inf
-    gmin = np.inf
-    for kk in range(na):
-        k = act[kk]
-        gk = grad[k]
-        if beta[k] < bhi[k] and gk > gmax:
-            gmax = gk
-            i = k
-        if beta[k] > blo[k] and gk < gmin:
-            gmin = gk
-    return i, gmax, gmin
 
 
 @njit(cache=True)
@@ -67,40 +49,33 @@ def _smo_dense(Q, grad, beta, blo, bhi, eps, max_steps):
     diag = np.empty(n)  # read contiguously by the partner's scan
     for k in range(n):
         diag[k] = Q[k, k]
+    # the scan and the shrinking of the multi-group pair loop, on one group
+    qp = PairQP(grad, beta, blo, bhi, np.zeros(n, dtype=np.int64))
+    extremes = (np.empty(1), np.empty(1, dtype=np.int64), np.empty(1))  # up, its index, low
+    no_step = (0.0, grad, grad)
     act = np.arange(n)
     na = n
     period = max(min(n, _SHRINK_PERIOD), 1)
     countdown = period
     steps = 0
     while True:
-        i, gmax, gmin = _dense_scan(grad, beta, blo, bhi, act, na)
-        gap = gmax - gmin
-        if (i < 0 or not gap > eps or steps >= max_steps) and na < n:
+        _scan(qp, act, na, extremes, no_step)
+        if (extremes[1][0] < 0 or not extremes[0][0] - extremes[2][0] > eps or steps >= max_steps) \
+                and na < n:
             # the active coordinates are done (or the budget is): look at all of them
             for k in range(n):
                 act[k] = k
             na = n
             countdown = period
-            i, gmax, gmin = _dense_scan(grad, beta, blo, bhi, act, na)
-            gap = gmax - gmin
+            _scan(qp, act, na, extremes, no_step)
+        i, gmax, gmin = extremes[1][0], extremes[0][0], extremes[2][0]
+        gap = gmax - gmin
         if i < 0 or not gap > eps or steps >= max_steps:
             return steps, (gap if i >= 0 and gmin < np.inf else 0.0)
         countdown -= 1
         if countdown <= 0:
             countdown = period
-            m = 0
-            for kk in range(na):
-                k = act[kk]
-                if beta[k] >= bhi[k]:
-                    out = grad[k] > gmax
-                elif beta[k] <= blo[k]:
-                    out = grad[k] < gmin
-                else:
-                    out = False
-                if not out:
-                    act[m] = k
-                    m += 1
-            na = m
+            na = _shrink(qp, act, na, extremes)
         qii = diag[i]
         best = -1.0
         j = -1
