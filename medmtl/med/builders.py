@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels import get_kernel
-from .dual import MEDDual
+from .dual import MEDDual, NumberedNames
 from .grams import KernelGram, canonical_inputs, factorize_gram, kernel_factor, on_demand
 
 __all__ = ["svm_dual", "feature_selection_dual", "kernel_selection_dual", "adaptive_pooling_dual",
@@ -88,8 +88,11 @@ def _signed_rows(F, sign, src):
     fresh memory in a new process, one product 0.08 s)."""
     identity = src.size == F.shape[0] and np.array_equal(src, np.arange(src.size))
     if sp.issparse(F):
-        F = sp.csr_matrix(F)
-        return sp.diags(sign) @ (F if identity else F[src])
+        # the rows' entries scaled in a copy: the order of ``F``'s entries kept (a product
+        # with ``diag(sign)`` leaves them unsorted, to be sorted again)
+        rows = sp.csr_matrix(F, copy=True) if identity else sp.csr_matrix(F)[src]
+        rows.data *= np.repeat(np.asarray(sign, dtype=float), np.diff(rows.indptr))
+        return rows
     F = np.asarray(F, dtype=float)
     if identity:
         return np.multiply(F, sign[:, None])
@@ -183,7 +186,7 @@ def feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=False, epsilon=0
         perm = (np.arange(M)[None, :] * D + np.arange(D)[:, None]).ravel()
         Phi = sp.csr_matrix(Phi.tocsc()[:, perm])
     return MEDDual(Phi=Phi, term_ptr=np.arange(D + 1) * M, alpha=alpha,
-                   term_names=[f"x{d}" for d in range(D)], **kw)
+                   term_names=NumberedNames("x", D), **kw)
 
 
 @_shared_parameters

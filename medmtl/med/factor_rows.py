@@ -105,13 +105,22 @@ class FactorRows:
         return None if self.dense is None else self.dense.astype(np.float32)
 
     @cached_property
+    def col_counts(self):
+        """The number of stored entries in each column of ``F``."""
+        if self._dense is not None:
+            return np.full(self.F.shape[1], self.F.shape[0])
+        return np.bincount(self.indices, minlength=self.F.shape[1])
+
+    @cached_property
+    def n_held(self):
+        """The number of columns of ``F`` that hold a stored entry."""
+        return int(np.count_nonzero(self.col_counts))
+
+    @cached_property
     def switched_cols(self):
         """The switched columns (``col_term >= 0``) that hold a stored entry, ascending:
         ``F^T lam`` is zero on every other switched column, whatever ``lam``."""
-        if self._dense is not None:
-            return np.flatnonzero(self.col_term >= 0)
-        held = np.bincount(self.indices, minlength=self.col_term.size) > 0
-        return np.flatnonzero(held & (self.col_term >= 0))
+        return np.flatnonzero((self.col_counts > 0) & (self.col_term >= 0))
 
     @cached_property
     def record(self):

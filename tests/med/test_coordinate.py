@@ -349,3 +349,75 @@ def test_terms_refreshed_from_the_columns_that_hold_data(alpha):
         want[rows.col_term[col]] += 0.5 * u[col] * u[col]
     np.testing.assert_array_equal(q, want)
     np.testing.assert_allclose(s, switch_posterior(want, alpha), rtol=1e-15)
+
+
+@pytest.mark.parametrize("tasks", [1, 3])
+def test_a_face_step_through_the_whole_factors_is_the_one_on_the_copied_rows(tasks, monkeypatch):
+    # most rows free: the face's products go through F whole (no copy of its rows); the
+    # step, its bias and the count of touched columns are those of the copied rows'
+    import medmtl.med.solvers.coordinate_face as coordinate_face
+    from medmtl.med.solvers.coordinate import POLICY
+    from medmtl.med.solvers.coordinate_run import Run
+
+    rng = np.random.default_rng(3)
+    Xs, ys = make_tasks(tasks, 40, 30, seed=5)
+    # sparse rows, and feature 7 held only by the first example of each task
+    Xs = [np.where(rng.random(X.shape) < 0.3, X, 0.0) for X in Xs]
+    for X in Xs:
+        X[:, 7] = 0.0
+        X[0, 7] = 1.5
+    Xs = [sp.csr_matrix(X) for X in Xs]
+    dual = feature_selection_dual(Xs, ys, C=1.0, alpha=3.0)
+    run = Run(dual, None, {"kkt_tol": 1e-6, "tol": 1e-9, "max_iter": 100, "shrinking": True,
+                           "random_state": 0}, POLICY)
+    run.check()
+    for _ in range(3):
+        run.one_pass()
+    lam = dual.project(run.lam)
+    u = run.rows.u(lam)
+    s = np.asarray(run.it.s).copy()
+    q = np.asarray(run.it.q).copy()
+    # the free multipliers but the first task's first (the only row that holds feature 7)
+    free = np.setdiff1d(np.flatnonzero((lam > dual.lo) & (lam < dual.hi)), [0])
+    assert free.size > 0.5 * dual.n
+    out, x = {}, rng.normal(size=free.size)
+    for share in (0.0, 2.0):  # always through F whole, never
+        monkeypatch.setattr(coordinate_face, "_IN_PLACE_SHARE", share)
+        FF, cols, touched = coordinate_face._free_rows(run.rows, free)
+        v = np.zeros(run.rows.F.shape[1])
+        v[cols] = FF.T @ x
+        out[share] = (coordinate_face.face_step(dual, run.rows, lam.copy(), u.copy(), q, s, free), touched, v)
+    (t0, its0, b0), touched0, v0 = out[0.0]
+    (t1, its1, b1), touched1, v1 = out[2.0]
+    assert isinstance(coordinate_face._free_rows(run.rows, free)[0], sp.csr_matrix)
+    assert touched0 == touched1 == np.count_nonzero(run.rows.F[free].getnnz(axis=0))
+    np.testing.assert_allclose(v0, v1, rtol=1e-13, atol=1e-13)
+    assert t0 == t1 > 0 and its0 == its1
+    np.testing.assert_allclose(b0, b1, rtol=1e-9)
+
+
+def test_the_third_derivative_bound_holds_the_slope_to_its_quadratic_model():
+    # along a coordinate, phi'(d) stays within d^2 / 2 times the bound of G - H d; the
+    # line search takes a step on that alone. The bound is near tight (within 4x) somewhere.
+    from medmtl.med.solvers.coordinate_steps import Scratch, _posterior, _slope, _third_bound
+
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for _ in range(400):
+        m = int(rng.integers(1, 8))
+        scale = 10.0 ** rng.uniform(-2, 1)
+        seg_p, seg_r = scale * rng.normal(size=m), scale * rng.uniform(0, 2, m) ** 2
+        q = rng.uniform(0, 12, m)
+        log_alpha = np.log(10.0 ** rng.uniform(-2, 5))
+        s = np.array([_posterior(v, log_alpha) for v in q])
+        scratch = Scratch(np.arange(m, dtype=np.int64), seg_p, seg_r, np.empty(m))
+        base, r0 = rng.normal(), rng.uniform(0, 2)
+        G = base - np.sum(s * seg_p)
+        H = r0 + np.sum(s * seg_r + s * (1 - s) * seg_p ** 2)
+        d = rng.normal() * 10.0 ** rng.uniform(-3, 0) / scale
+        slope, _ = _slope(d, base, r0, m, scratch, q, s, log_alpha)
+        err = abs(slope - (G - H * d))
+        room = 0.5 * d * d * _third_bound(d, m, scratch)
+        assert err <= room * (1 + 1e-9) + 1e-12 * (abs(G) + H * abs(d))
+        worst = max(worst, err / room)
+    assert worst > 0.25

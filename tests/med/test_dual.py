@@ -108,14 +108,22 @@ def test_gradient_matches_finite_differences(name):
         assert g[i] == pytest.approx(fd, rel=1e-5, abs=1e-6)
 
 
-def test_sparse_and_dense_give_the_same_dual():
-    Xs, ys = make_tasks(M=2, T=10, D=5, seed=4)
+@pytest.mark.parametrize("regression", [False, True])
+def test_sparse_and_dense_give_the_same_dual(regression):
+    # the signed rows of sparse inputs (each example's rows twice for regression) are the
+    # dense ones, in arrays of the dual's own: the caller's matrices are left as they were
+    Xs, ys = (make_regression_tasks(2, 10, 5, seed=4) if regression else make_tasks(M=2, T=10, D=5, seed=4))
     Xs[0][:, 1] = 0.0
-    dense = feature_selection_dual(Xs, ys, C=1.0, alpha=1.0)
-    sparse = feature_selection_dual([sp.csr_matrix(X) for X in Xs], ys, C=1.0, alpha=1.0)
+    dense = feature_selection_dual(Xs, ys, C=1.0, alpha=1.0, regression=regression)
+    mats = [sp.csr_matrix(X) for X in Xs]
+    before = [M.copy() for M in mats]
+    sparse = feature_selection_dual(mats, ys, C=1.0, alpha=1.0, regression=regression)
     lam = random_feasible(dense, np.random.default_rng(0))
     assert dense.objective(lam) == pytest.approx(sparse.objective(lam), rel=1e-13)
     np.testing.assert_allclose(dense.gradient(lam), sparse.gradient(lam), rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(sparse.Phi.toarray(), np.asarray(sp.csr_matrix(dense.Phi).toarray()))
+    for M, old in zip(mats, before):
+        assert (M != old).nnz == 0 and not np.shares_memory(M.data, sparse.Phi.data)
 
 
 def test_project_gives_feasible_points():
@@ -166,6 +174,8 @@ def test_factorize_gram_and_non_psd():
 def test_bad_dual_specs():
     with pytest.raises(ValueError, match="partition"):
         MEDDual(c=[1, 1], lo=0, hi=1, a=[1, -1], groups=[np.array([0])])
+    with pytest.raises(ValueError, match="partition"):
+        MEDDual(c=[1, 1], lo=0, hi=1, a=[1, -1], groups=[np.array([0]), np.array([0])])
     with pytest.raises(ValueError, match="lo <= 0 <= hi"):
         MEDDual(c=[1, 1], lo=0.5, hi=1, a=[1, -1], groups=[np.arange(2)])
     with pytest.raises(ValueError, match="alpha"):

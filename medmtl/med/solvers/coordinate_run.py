@@ -136,7 +136,10 @@ class Policy:
 
     def first_finish(self, dual, rows):
         """The pass at which the finish is first tried (see ``finish_after``)."""
-        widest = max((columns_of(rows.F, r).size for r in dual.groups), default=0)
+        if len(dual.groups) == 1:  # the columns of every row: those that hold an entry
+            widest = rows.n_held
+        else:
+            widest = max((columns_of(rows.F, r).size for r in dual.groups), default=0)
         return self.finish_after if widest <= self.wide_columns else self.wide_finish_after
 
     def crawling(self, run, spread):
@@ -219,7 +222,10 @@ class Run:
 
     def _exact_state(self):
         """``u``, ``q``, ``s`` and ``J`` recomputed from ``lam`` (no running rounding)."""
-        self.it.u[:] = np.asarray(self.rows.F.T @ self.it.lam, dtype=float)
+        if np.any(self.it.lam):  # (a cold start's u is 0)
+            self.it.u[:] = np.asarray(self.rows.F.T @ self.it.lam, dtype=float)
+        else:
+            self.it.u[:] = 0.0
         self._refresh()
         self.J_checked = self._objective()
 
@@ -338,7 +344,10 @@ class Run:
         if new is None:
             return False
         moved = np.flatnonzero(new != it.lam)
-        it.u[:] += rows.F[moved].T @ (new[moved] - it.lam[moved])
+        if 2 * moved.size > dual.n:  # most of the rows: a product on all of them, no copy
+            it.u[:] += rows.F.T @ (new - it.lam)
+        else:
+            it.u[:] += rows.F[moved].T @ (new[moved] - it.lam[moved])
         self._set_lam(new)
         self._refresh()
         _, its, bias = face_step(dual, rows, it.lam, it.u, it.q, it.s, free)
