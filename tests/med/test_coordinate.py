@@ -295,6 +295,31 @@ def test_a_converged_check_is_the_answer_over_a_point_higher_by_round_off():
     assert run.J_checked == J + 1.0 and np.array_equal(run.lam, other)
 
 
+def test_passes_that_stall_short_of_the_tolerance_are_not_called_converged(monkeypatch):
+    # J unchanged from one check to the next (tol) stops the run; its status is the gap's:
+    # the warm start at alpha = 1 of test_warm_starts_along_paths_save_passes stalled so with
+    # a gap of 7.5e-4 and was called converged, 2.8e-8 of J short
+    from medmtl.med.solvers import coordinate
+    from medmtl.med.solvers.coordinate_run import Run
+    from medmtl.med.solvers.registry import get_method
+
+    dual = factor_dual("fs_single", alpha=3.0)
+    run = Run(dual, None, get_method("cd").check_options({}), coordinate.POLICY)
+    short = 1e3 * run.kkt_eps
+    check = Run.check
+
+    def stalled_check(self):
+        check(self)
+        # the same J at every check, a gap above the tolerance, and no better point checked
+        self.gap, self.J_checked, self.best = short, 1.0, (-np.inf, None, None, None, np.inf)
+        return False
+
+    monkeypatch.setattr(Run, "check", stalled_check)
+    run.iterate()
+    assert run.checks >= 2 and run.passes < run.options["max_iter"]
+    assert run.status == "max_iter" and run.gap == short
+
+
 @pytest.mark.parametrize("layout", ["one column per term", "several columns per term", "some unswitched"])
 def test_face_curvature_is_the_weighted_gram_of_the_terms(layout, monkeypatch):
     # W = diag(weight) + sum_t tau_t u_t u_t^T on the local columns, each term's rank one
