@@ -213,7 +213,9 @@ def _free_rows(rows, free):
     if rows.n_held >= share * F.shape[1] and np.diff(rows.indptr)[free].sum() >= share * F.nnz:
         others = np.ones(F.shape[0], dtype=bool)
         others[free] = False
-        touched = int(np.count_nonzero(rows.col_counts - np.bincount(F[others].indices, minlength=F.shape[1])))
+        # a column is touched unless the other rows hold all of its entries
+        held_by_others = np.bincount(F[others].indices, minlength=F.shape[1])
+        touched = int(np.count_nonzero(rows.col_counts - held_by_others))
         if touched >= share * F.shape[1]:
             return _RowsOf(F, free), np.arange(F.shape[1]), touched
     FF = F[free]
