@@ -264,6 +264,25 @@ def test_the_per_task_layout_keeps_its_gram_matrices_in_step_with_the_rows_insid
 
 
 @pytest.mark.parametrize("compiled", [True, False])
+def test_the_per_task_products_are_those_of_the_factors(compiled, monkeypatch):
+    # F w + a b_g and (F^T lam, a_g^T lam_g) of the blocks, by the compiled loops (without
+    # numba by batched matmul), against the factors' own sparse products
+    from medmtl.med.solvers import ssnal_layouts
+
+    monkeypatch.setattr(ssnal_layouts, "HAVE_NUMBA", compiled and ssnal_layouts.HAVE_NUMBA)
+    dual = _ising_dual(6, 40)
+    F = dual.factor_rows().F
+    lay = layout_of(dual, dual.factor_rows())
+    rng = np.random.default_rng(8)
+    w, b, lam = rng.normal(size=F.shape[1]), rng.normal(size=lay.G), rng.normal(size=dual.n)
+    expected = F @ w + dual.a * b[dual.group_of]
+    np.testing.assert_allclose(lay.flat(lay.apply(lay.stack(w, b))), expected, rtol=1e-12, atol=1e-12)
+    adjoint = lay.adjoint(lay.rows_of(lam))
+    np.testing.assert_allclose(lay.weights(adjoint), F.T @ lam, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(adjoint[:, -1], np.bincount(dual.group_of, dual.a * lam), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
 def test_the_per_task_preconditioner_solves_each_block(compiled, monkeypatch):
     # by Cholesky factors and compiled triangular solves (without numba by the inverses);
     # by the pseudo-inverses where a block is not numerically positive definite
