@@ -7,7 +7,7 @@ import pytest
 from medmtl.med.builders import adaptive_pooling_dual, feature_selection_dual, svm_dual
 from medmtl.med.dual import MEDDual
 from medmtl.med.solvers import solve
-from medmtl.med.solvers.kkt import _best_bias_gap, duality_gap, meet_equalities
+from medmtl.med.solvers.kkt import _best_bias_gap, duality_gap, gap_scale, hessian_diagonal, meet_equalities
 
 
 def _duals():
@@ -75,3 +75,20 @@ def test_a_task_whose_free_multipliers_cannot_take_its_residual_moves_the_fewest
     # 0 cannot help (at 1 with a = 1); 2 has the smallest slack of 1, 2 and 4
     assert x[0] == 1.0 and x[1] == 0.0 and x[4] == 0.0
     assert x[2] < 1.0
+
+
+@pytest.mark.parametrize("method", ["newton", "cd", "ssnal"])
+@pytest.mark.parametrize("C", [1e-5, 1e-3, 1.0])
+def test_a_small_box_is_solved_as_accurately_as_a_large_one(method, C):
+    # The gradient is c plus a part of at most H_ii C; a KKT gap relative to max|c| alone
+    # accepted multipliers 10 % off the optimum's at C = 1e-5. Relative to gap_scale the
+    # multipliers are as close to the optimum, relative to C, at every C.
+    rng = np.random.default_rng(7)
+    Xs = [rng.normal(size=(60, 8)) for _ in range(3)]
+    ys = [np.where(X[:, 0] + 0.8 * rng.normal(size=60) > 0, 1.0, -1.0) for X in Xs]
+    dual = feature_selection_dual(Xs, ys, C=C, alpha=2.0)
+    ref = solve(dual, "newton", options={"kkt_tol": 1e-12})
+    sol = solve(dual, method)
+    assert sol.status == "converged"
+    assert np.max(np.abs(sol.lam - ref.lam)) <= 1e-3 * C
+    assert gap_scale(dual) == pytest.approx(min(1.0, C * np.max(hessian_diagonal(dual))))

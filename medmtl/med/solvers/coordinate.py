@@ -86,7 +86,8 @@ class CoordinateMethod(Method):
         by less than ``tol * |J|`` since the last check.
     kkt_tol : float, default=1e-6
         Stop when every task's largest violating pair, from the full gradient, has
-        ``max_up grad_i / a_i - min_low grad_j / a_j <= kkt_tol * max|c|`` (as ``"newton"``).
+        ``max_up grad_i / a_i - min_low grad_j / a_j <= kkt_tol * s`` with ``s`` from
+        :func:`~medmtl.med.solvers.kkt.gap_scale` (as ``"newton"``).
     shrinking : bool, default=True
         Leave out multipliers stuck at a bound until the active ones converge (liblinear).
     random_state : int, default=0
@@ -122,7 +123,8 @@ class CoordinateMethod(Method):
         max_iter_option(1000, "Maximum number of passes over the multipliers."),
         tol_option(1e-12, "Also stop when a checked pass raises J by less than tol * |J|."),
         Option("kkt_tol", 1e-6, [Interval(Real, 0, None, closed="neither")],
-               "Stop when every task's largest violating pair is below kkt_tol * max|c|."),
+               "Stop when every task's largest violating pair is below kkt_tol times "
+               "kkt.gap_scale (max|c|, less for a small box)."),
         Option("shrinking", True, [bool], "Shrink multipliers stuck at a bound (liblinear)."),
         Option("random_state", 0, [Interval(Integral, 0, None, closed="left")],
                "Seed of the order in which each pass visits the multipliers."),

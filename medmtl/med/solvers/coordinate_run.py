@@ -38,7 +38,7 @@ from .coordinate_steps import (
     shuffle,
     switched_sum,
 )
-from .kkt import ROUNDING_UNITS, absorb_residuals, max_gap, meet_equalities, scaled_box
+from .kkt import ROUNDING_UNITS, absorb_residuals, gap_scale, max_gap, meet_equalities, scaled_box
 from .smo import diag_hessian
 from .ssnal import finish as ssnal_finish
 from .ssnal_layouts import columns_of
@@ -194,7 +194,7 @@ class Run:
         self._exact_state()
         self.scale = max(float(np.max(np.abs(dual.c), initial=0.0)), 1e-12)
         self.it.rho[:], self.stiffness = self._penalties()
-        self.kkt_eps = self.eps = options["kkt_tol"] * self.scale
+        self.kkt_eps = self.eps = options["kkt_tol"] * gap_scale(dual)
         self.check_rtol = max(policy.check_rtol, 1e-2 * options["kkt_tol"])
         self.best = (-np.inf, None, None, None, np.inf)
         self.blo, self.bhi = scaled_box(dual)

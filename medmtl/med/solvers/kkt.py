@@ -5,8 +5,8 @@ search of ``J`` on a segment, and a feasible point from one that nearly meets th
 In the scaled multipliers ``beta = a * lam`` every task's equality reads
 ``sum_{i in g} beta_i = 0`` and the KKT conditions of a task say that its largest violating
 pair, ``max_up grad_i / a_i - min_low grad_j / a_j`` over the multipliers that can still go
-up and down, is zero (LIBSVM's stopping rule). Every method stops on that gap, relative to
-``max |c|``, so a tolerance means the same whichever method runs.
+up and down, is zero (LIBSVM's stopping rule). Every method stops on that gap relative to
+the same scale (:func:`gap_scale`), so a tolerance means the same whichever method runs.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 
 from ..bound import switch_posterior
 
-__all__ = ["scaled_box", "max_gap", "kkt_gap", "duality_gap", "rounding_floor", "ROUNDING_UNITS", "line_search",
+__all__ = ["scaled_box", "gap_scale", "max_gap", "kkt_gap", "duality_gap", "rounding_floor", "ROUNDING_UNITS", "line_search",
            "meet_equalities", "absorb_residuals"]
 
 # A gradient summed from entries of size h times multipliers of total size l1 is exact to
@@ -37,6 +37,70 @@ def scaled_box(dual):
     lo_b = np.where(dual.a > 0, dual.a * dual.lo, dual.a * dual.hi)
     hi_b = np.where(dual.a > 0, dual.a * dual.hi, dual.a * dual.lo)
     return lo_b, hi_b
+
+
+def gap_scale(dual):
+    """What a KKT gap is measured against: ``min(max|c|, max_i H_ii (hi_i - lo_i))``.
+
+    ``H`` is the Hessian with every switch on (``Phi0 Phi0^T + sum_d Phi_d Phi_d^T``), so
+    ``H_ii (hi_i - lo_i)`` is the most one multiplier can move its own gradient across its
+    box. The gradient ``c - H(lam) lam`` is ``c`` plus a part of at most that size, and only
+    that part tells the optimum apart; where the box is so small that it is much less than
+    ``max|c|`` (a small ``C``), a gap relative to ``max|c|`` would accept multipliers whose
+    decisions are wrong in the second digit: on Landmine kernel selection at ``C = 1e-5``,
+    a validation AUC of .74624 at ``kkt_tol = 1e-6`` against .74729 at the optimum. An
+    unbounded box leaves ``max|c|``.
+
+    Parameters
+    ----------
+    dual : MEDDual
+
+    Returns
+    -------
+    float
+        At least ``1e-300``.
+
+    Examples
+    --------
+    >>> from medmtl.med.builders import svm_dual
+    >>> X, y = np.array([[0.0], [1.0], [3.0]]), np.array([-1, 1, 1])
+    >>> gap_scale(svm_dual([X], [y], "linear", C=1.0)), round(gap_scale(svm_dual([X], [y], "linear", C=1e-3)), 12)
+    (1.0, 0.009)
+    """
+    c = float(np.max(np.abs(dual.c), initial=0.0))
+    width = dual.hi - dual.lo
+    finite = np.isfinite(width)
+    if finite.any():
+        reach = float(np.max(hessian_diagonal(dual)[finite] * width[finite], initial=0.0))
+        c = min(c, reach) if reach > 0 else c
+    return max(c, 1e-300)
+
+
+def hessian_diagonal(dual):
+    """``diag(Phi0 Phi0^T + sum_d Phi_d Phi_d^T)``, shape (n,): the Hessian's diagonal with every
+    switch on, from the data alone (kept in the dual's workspace for a whole path).
+
+    Parameters
+    ----------
+    dual : MEDDual
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    slot = dual.workspace.slot("kkt")
+    if "hessian_diagonal" not in slot:
+        d = np.zeros(dual.n)
+        if dual.has_kernels:
+            for G in [dual.shared_gram()] + list(dual.term_grams()):
+                if G is not None:
+                    d += G.diag()
+        else:
+            F = dual.factor_rows().F
+            rows = np.repeat(np.arange(dual.n), np.diff(F.indptr))
+            d += np.bincount(rows, weights=F.data * F.data, minlength=dual.n)
+        slot["hessian_diagonal"] = d
+    return slot["hessian_diagonal"]
 
 
 def max_gap(grad_b, beta, blo, bhi, dual):

@@ -25,7 +25,7 @@ import numpy as np
 
 from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_option
 from .bound import BoundMethod
-from .kkt import duality_gap, kkt_gap, line_search, max_gap, rounding_floor, scaled_box
+from .kkt import duality_gap, gap_scale, kkt_gap, line_search, max_gap, rounding_floor, scaled_box
 from .newton_models import make_model
 from .ssnal import SSNALMethod, accepts as ssnal_accepts, finish as ssnal_finish
 from ._numba import HAVE_NUMBA
@@ -52,8 +52,10 @@ class NewtonMethod(Method):
         less than ``tol * |J|``.
     kkt_tol : float, default=1e-6
         Stop when every task's largest violating pair has
-        ``max_up grad_i / a_i - min_low grad_j / a_j <= kkt_tol * max|c|`` (LIBSVM's
-        stopping rule; ``grad = nabla J``).
+        ``max_up grad_i / a_i - min_low grad_j / a_j <= kkt_tol * s`` (LIBSVM's stopping
+        rule; ``grad = nabla J``), ``s`` being :func:`~medmtl.med.solvers.kkt.gap_scale`:
+        ``max|c|``, or less where the box is so small that the gradient's informative part
+        is (a small ``C``).
     cache_size : float, default=256
         Megabytes for cached columns of the subproblem's Hessian. The cache of the last
         finished solve stays allocated for the next one in the process (fresh memory costs
@@ -124,7 +126,8 @@ class NewtonMethod(Method):
         tol_option(1e-12, "Also stop when an iteration at the final subproblem tolerance "
                           "raises J by less than tol * |J|."),
         Option("kkt_tol", 1e-6, [Interval(Real, 0, None, closed="neither")],
-               "Stop when every task's largest violating pair is below kkt_tol * max|c|."),
+               "Stop when every task's largest violating pair is below kkt_tol times "
+               "kkt.gap_scale (max|c|, less for a small box)."),
         Option("cache_size", 256.0, [Interval(Real, 0, None, closed="neither")],
                "Megabytes for cached columns of the subproblem's Hessian."),
         Option("max_steps", None, [None, Interval(Integral, 1, None, closed="left")],
@@ -148,8 +151,7 @@ class NewtonMethod(Method):
     def solve(self, dual, solver, options, init):
         t_start = time.perf_counter()
         n = dual.n
-        scale = max(float(np.max(np.abs(dual.c), initial=0.0)), 1e-12)
-        eps_final = options["kkt_tol"] * scale
+        eps_final = options["kkt_tol"] * gap_scale(dual)
         handover = options["handover"] and ssnal_accepts(dual)
         max_steps = options["max_steps"]
         if max_steps is None:

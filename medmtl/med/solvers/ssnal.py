@@ -59,7 +59,7 @@ import numpy as np
 
 from ..dual import MEDDual
 from .base import Interval, MEDSolution, Method, Option, max_iter_option
-from .kkt import kkt_gap, meet_equalities, rounding_floor
+from .kkt import gap_scale, kkt_gap, meet_equalities, rounding_floor
 from .ssnal_layouts import MAX_BLOCK, MAX_FLAT, Blocks, Conjugate, layout_of
 from .threads import one_blas_thread
 
@@ -308,8 +308,8 @@ class SSNALMethod(Method):
     tol : float or None, default=None
         Not used: the KKT test (``kkt_tol``) decides. Declared so that every method takes it.
     kkt_tol : float, default=1e-6
-        Stop when every task's largest violating pair is below ``kkt_tol * max|c|`` (as
-        ``"newton"`` and ``"cd"``).
+        Stop when every task's largest violating pair is below ``kkt_tol`` times
+        :func:`~medmtl.med.solvers.kkt.gap_scale` (as ``"newton"`` and ``"cd"``).
 
     The iterations (``n_iter``) are the proximal steps; the objective path holds ``J`` of
     the start and of the answer. The status is ``"converged"``, ``"rounding"`` (the KKT gap
@@ -340,7 +340,8 @@ class SSNALMethod(Method):
         Option("tol", None, [None, Interval(Real, 0, None, closed="left")],
                "Not used: the KKT test (kkt_tol) decides."),
         Option("kkt_tol", 1e-6, [Interval(Real, 0, None, closed="neither")],
-               "Stop when every task's largest violating pair is below kkt_tol * max|c|."),
+               "Stop when every task's largest violating pair is below kkt_tol times "
+               "kkt.gap_scale (max|c|, less for a small box)."),
     )
 
     def accepts(self, dual):
@@ -392,7 +393,7 @@ def finish(dual, rows, lam, kkt_tol, max_prox, spread=None, raw=None):
     lam : ndarray of shape (n,)
         Feasible start.
     kkt_tol : float
-        Relative KKT tolerance (times ``max|c|``).
+        Relative KKT tolerance (times :func:`~medmtl.med.solvers.kkt.gap_scale`).
     max_prox : int
         Proximal steps at most.
     spread : float, optional
@@ -412,11 +413,14 @@ def finish(dual, rows, lam, kkt_tol, max_prox, spread=None, raw=None):
     name and ``duality_gap``, the primal objective at the last weights and biases less
     ``J`` (of the factored dual): a certified bound on how far ``J`` is below the optimum,
     tighter on badly conditioned duals than the one from the multipliers' own weights. The
-    status is ``"converged"`` when the KKT gap is below ``kkt_tol * max|c|`` or that bound
-    below ``kkt_tol * |J|``.
+    status is ``"converged"`` when the KKT gap is below ``kkt_tol * gap_scale(dual)`` or that
+    bound below ``kkt_tol * |J|`` times ``gap_scale(dual) / max|c|``.
     """
-    scale = max(float(np.max(np.abs(dual.c), initial=0.0)), 1e-12)
+    scale = gap_scale(dual)
     eps = kkt_tol * scale
+    # J's size is mostly its linear part c^T lam: the bound on J's distance from the optimum
+    # is held to the same share of the gradient's informative part as the KKT gap
+    j_tol = kkt_tol * scale / max(float(np.max(np.abs(dual.c), initial=0.0)), scale)
     view = _factored(dual)
     lay = layout_of(view, rows)
     if lay is None:
@@ -426,7 +430,7 @@ def finish(dual, rows, lam, kkt_tol, max_prox, spread=None, raw=None):
     answer, J, gap = lam, view.objective(lam), kkt_gap(view, lam)
     target, primal = eps, np.inf
     for _ in range(_ROUNDS):
-        if gap <= eps or primal - J <= kkt_tol * abs(J) or stats["prox_steps"] >= max_prox:
+        if gap <= eps or primal - J <= j_tol * abs(J) or stats["prox_steps"] >= max_prox:
             break
         start = gap if spread is None else spread
         center = answer if raw is None else raw
@@ -456,7 +460,7 @@ def finish(dual, rows, lam, kkt_tol, max_prox, spread=None, raw=None):
     certificate = max(primal - J, 0.0)
     if np.isfinite(certificate):
         stats["duality_gap"] = certificate
-    if gap <= eps or certificate <= kkt_tol * abs(J):
+    if gap <= eps or certificate <= j_tol * abs(J):
         status = "converged"
     elif gap <= _floor(view, rows, answer):
         status = "rounding"
