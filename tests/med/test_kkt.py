@@ -7,7 +7,9 @@ import pytest
 from medmtl.med.builders import adaptive_pooling_dual, feature_selection_dual, svm_dual
 from medmtl.med.dual import MEDDual
 from medmtl.med.solvers import solve
-from medmtl.med.solvers.kkt import _best_bias_gap, duality_gap, gap_scale, hessian_diagonal, meet_equalities
+from medmtl.med.bound import log_switch_term, switch_posterior
+from medmtl.med.solvers.kkt import (_best_bias_gap, duality_gap, gap_scale, hessian_diagonal, meet_equalities,
+                                    segment_gain)
 
 
 def _duals():
@@ -92,3 +94,22 @@ def test_a_small_box_is_solved_as_accurately_as_a_large_one(method, C):
     assert sol.status == "converged"
     assert np.max(np.abs(sol.lam - ref.lam)) <= 1e-3 * C
     assert gap_scale(dual) == pytest.approx(min(1.0, C * np.max(hessian_diagonal(dual))))
+
+
+def test_a_steps_gain_is_exact_where_two_values_of_J_cannot_resolve_it():
+    # q_t and its change along the step (t = 1): a change of 1e-9 on a term of size 5, a
+    # change of -55 from 60 (e^q overflows nothing, log1p's argument would reach -1), and
+    # a moderate one; beside them a linear and a shared part of the same size
+    q, B = np.array([5.0, 60.0, 0.3]), np.array([1e-9, -55.0, 0.2])
+    forms = (0.25, 0.5, q, B, np.zeros(3))
+    alpha = 36.0
+    s = switch_posterior(q, alpha)
+    exact = 1.0 - (0.25 + 0.25) - (s[0] * 1e-9 - 1e-18 * s[0] * s[0] / 2
+                                   + (np.logaddexp(np.log(alpha), 5.0) - np.logaddexp(np.log(alpha), 60.0))
+                                   + float(np.log1p(s[2] * np.expm1(0.2))))
+    assert segment_gain(alpha, 1.0, forms, 1.0) == pytest.approx(exact, rel=1e-15)
+    # the tiny change alone: the first-order term, which J(lam + d) - J(lam) loses
+    tiny = (0.0, 0.0, q[:1], B[:1], np.zeros(1))
+    assert segment_gain(alpha, 0.0, tiny, 1.0) == pytest.approx(-s[0] * 1e-9, rel=1e-8)
+    J = lambda x: -float(log_switch_term([x], alpha)[0])
+    assert abs((J(5.0 + 1e-9) - J(5.0)) / (s[0] * 1e-9) + 1.0) > 1e-8

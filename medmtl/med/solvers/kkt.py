@@ -16,7 +16,7 @@ import numpy as np
 from ..bound import switch_posterior
 
 __all__ = ["scaled_box", "gap_scale", "max_gap", "kkt_gap", "duality_gap", "rounding_floor", "ROUNDING_UNITS", "line_search",
-           "meet_equalities", "absorb_residuals"]
+           "meet_equalities", "absorb_residuals", "segment_gain"]
 
 # A gradient summed from entries of size h times multipliers of total size l1 is exact to
 # about this many units of rounding times h * l1.
@@ -298,6 +298,57 @@ def line_search(alpha, c_d, forms):
             break
         t = tn
     return lo if derivs(t)[0] < 0 and lo > 0 else t
+
+
+def segment_gain(alpha, c_d, forms, t):
+    """``J(lam + t d) - J(lam)`` from the quadratic forms of the step (:func:`line_search`'s
+    ``forms``), with no difference of two values of ``J``.
+
+    ``J``'s size is mostly its linear part; near the optimum of a dual with a small box, a
+    step's gain is below ``J``'s own rounding, and the difference of two values of ``J``
+    can have either sign. Here each switched term's change is
+    ``log1p(s_t expm1(delta_t))``, ``s_t`` its posterior at ``lam`` and ``delta_t`` the
+    change of ``q_t``, exact to rounding relative to the step.
+
+    Parameters
+    ----------
+    alpha : float
+        The dual's prior odds.
+    c_d : float
+        ``c^T d``.
+    forms : tuple (A0, B0, q, B, Cq)
+        As for :func:`line_search`.
+    t : float
+        The step length.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from medmtl.med.bound import log_switch_term
+    >>> forms = (0.5, 2.0, np.array([0.3]), np.array([0.2]), np.array([1.0]))
+    >>> J = lambda t: 1.5 * t - (0.5 * t + t * t) - float(log_switch_term([0.3 + 0.2 * t + 0.5 * t * t], 2.0)[0]
+    ...                                                    - log_switch_term([0.3], 2.0)[0])
+    >>> bool(np.isclose(segment_gain(2.0, 1.5, forms, 0.4), J(0.4), rtol=1e-14, atol=0))
+    True
+    """
+    A0, B0, q, B, Cq = forms
+    gain = t * c_d - (t * A0 + 0.5 * t * t * B0)
+    if q.size:
+        delta = t * B + 0.5 * t * t * Cq
+        if alpha == 0:
+            return gain - float(delta.sum())
+        s = switch_posterior(q, alpha)
+        # log((1 - s) + s e^delta): by log1p where that is a small change (exact to rounding
+        # relative to it), else as log(alpha + e^(q + delta)) - log(alpha + e^q) by logaddexp
+        # (no overflow, and no cancellation at that size)
+        x = s * np.expm1(np.clip(delta, -30.0, 30.0))
+        near = (np.abs(delta) <= 30.0) & (x > -0.5) & (x < 1.0)
+        far = np.logaddexp(np.log(alpha), q + delta) - np.logaddexp(np.log(alpha), q)
+        gain -= float(np.where(near, np.log1p(np.where(near, x, 0.0)), far).sum())
+    return gain
 
 
 def absorb_residuals(dual, lam, free):

@@ -25,7 +25,7 @@ import numpy as np
 
 from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_option
 from .bound import BoundMethod
-from .kkt import duality_gap, gap_scale, kkt_gap, line_search, max_gap, rounding_floor, scaled_box
+from .kkt import duality_gap, gap_scale, kkt_gap, line_search, max_gap, rounding_floor, scaled_box, segment_gain
 from .newton_models import make_model
 from .ssnal import SSNALMethod, accepts as ssnal_accepts, finish as ssnal_finish
 from ._numba import HAVE_NUMBA
@@ -316,12 +316,15 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
         else:
             forms = model.forms(d)
             t = line_search(dual.alpha, float(dual.c @ d), forms)
-        gain, J_new = 0.0, -np.inf
+        gain, J_new, taken = 0.0, -np.inf, False
         if t > 0:
             lam_new = x if t == 1.0 else np.clip(lam + t * d, dual.lo, dual.hi)
             J_new = model.trial(lam_new, t, grad_b * dual.a if quadratic else None)
-            if J_new >= J:
-                gain = J_new - J
+            # the step's gain from its forms, not as the difference of two values of J: near
+            # a small box's optimum the gain is far below J's own rounding
+            step_gain = J_new - J if quadratic else segment_gain(dual.alpha, float(dual.c @ d), forms, t)
+            if step_gain >= 0:
+                gain, taken = step_gain, True
                 if t == 1.0 and not quadratic:
                     predicted = _model_gain(g0, d, s, tau, forms)
                     trusted = abs(gain - predicted) <= 0.01 * abs(predicted)
@@ -332,7 +335,7 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
             # one subproblem used the whole budget: stop rather than start another
             run.gap, run.status = inner_gap, "max_steps"
             break
-        if J_new < J:
+        if not taken:
             # no step taken: lam did not move, so every later iteration would repeat this
             # one. Where the step was to gain no more than J's own rounding (by the model, or
             # for a quadratic J by the fall), J cannot resolve it: the answer is as exact as
