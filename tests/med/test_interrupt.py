@@ -1,5 +1,9 @@
 """Ctrl-C interrupts a long solve: the compiled loops run in chunks, and Python raises the
-pending KeyboardInterrupt between them."""
+pending KeyboardInterrupt between them.
+
+Each child installs Python's SIGINT handler itself: a child inherits a parent's ignored
+SIGINT (some pool workers ignore it), and Python then keeps ignoring it, which would test
+the parent, not the solver."""
 
 import os
 import signal
@@ -11,6 +15,8 @@ import pytest
 
 # A badly scaled polynomial-kernel SVM (features around 100): SMO crawls for seconds.
 _SMO = """
+import signal
+signal.signal(signal.SIGINT, signal.default_int_handler)  # not the parent's disposition
 import numpy as np
 from medmtl.kernels import PolynomialKernel
 from medmtl.med.builders import svm_dual
@@ -26,6 +32,8 @@ solve(dual, "newton", options={"max_steps": 10**9})
 
 # Coordinate passes with a tolerance they cannot meet and no pass limit to speak of.
 _CD = """
+import signal
+signal.signal(signal.SIGINT, signal.default_int_handler)  # not the parent's disposition
 import numpy as np
 from medmtl.med.builders import svm_dual
 from medmtl.med.solvers import solve
