@@ -312,11 +312,7 @@ def segment_gain(alpha, c_d, forms, t):
 
     Parameters
     ----------
-    alpha : float
-        The dual's prior odds.
-    c_d : float
-        ``c^T d``.
-    forms : tuple (A0, B0, q, B, Cq)
+    alpha, c_d, forms
         As for :func:`line_search`.
     t : float
         The step length.

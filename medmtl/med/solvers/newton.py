@@ -314,15 +314,15 @@ def _iterate(dual, model, eps_final, tol, max_iter, max_steps, trusted):
         if quadratic:
             t, forms = 1.0, None
         else:
-            forms = model.forms(d)
-            t = line_search(dual.alpha, float(dual.c @ d), forms)
+            forms, c_d = model.forms(d), float(dual.c @ d)
+            t = line_search(dual.alpha, c_d, forms)
         gain, J_new, taken = 0.0, -np.inf, False
         if t > 0:
             lam_new = x if t == 1.0 else np.clip(lam + t * d, dual.lo, dual.hi)
             J_new = model.trial(lam_new, t, grad_b * dual.a if quadratic else None)
             # the step's gain from its forms, not as the difference of two values of J: near
             # a small box's optimum the gain is far below J's own rounding
-            step_gain = J_new - J if quadratic else segment_gain(dual.alpha, float(dual.c @ d), forms, t)
+            step_gain = J_new - J if quadratic else segment_gain(dual.alpha, c_d, forms, t)
             if step_gain >= 0:
                 gain, taken = step_gain, True
                 if t == 1.0 and not quadratic:
