@@ -443,3 +443,24 @@ def test_the_newton_tolerances_shrink_so_a_step_that_raises_the_gap_is_recovered
     sol = solve(dual, "cd")
     assert sol.status == "converged" and sol.info["kkt_gap"] <= 1e-6
     assert sol.info["passes"] == 30 and sol.info["prox_steps"] <= 10
+
+
+def test_a_warm_start_far_outside_a_small_box_is_not_left_stalled():
+    # A path's step from (C = 3, alpha = 36) to (C = 0.001, alpha = 2025) on a 5-node Ising
+    # dual: the clipped start's first proximal step lowers the KKT gap by five orders while mu,
+    # set from the start's gap, stays 1e7 times too large for it; every later step then moved
+    # lam by gap / mu and the method stopped "stalled" with J 1e-6 below the optimum and
+    # evidences off by up to 300 %. With mu set from the gap again after steps that fail to
+    # lower it, the solve converges to Newton's answer.
+    from medmtl.experiments.structure import ising_problem
+    from medmtl.med.builders import ising_structure_dual
+
+    _, X, _ = ising_problem("random", 5, 60, rep=1)
+    start = solve(ising_structure_dual(X, C=3.0, alpha=36.0), "newton").lam
+    dual = ising_structure_dual(X, C=0.001, alpha=2025.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = solve(dual, "ssnal", init=start)
+    ref = solve(dual, "newton", options={"kkt_tol": 1e-12})
+    assert sol.status == "converged"
+    np.testing.assert_allclose(dual.term_quads(sol.lam), dual.term_quads(ref.lam), rtol=1e-6)

@@ -32,7 +32,9 @@ its generalised Hessian is ``grad^2 f*(w)`` (per term ``(s I + s (1 - s) u u^T)^
 closed form) plus ``[F a]^T [F a] / mu`` over the examples strictly inside their box. Newton
 steps with a backtracking line search converge in a few steps (Zhao, Sun and Toh 2010).
 ``mu`` starts near the start's KKT gap and halves at every proximal step down to ten times
-the KKT tolerance: ``mu |lam_{k+1} - lam_k|`` is the KKT gap the step leaves.
+the KKT tolerance: ``mu |lam_{k+1} - lam_k|`` is the KKT gap the step leaves. Where steps
+stop lowering the gap (a first step that lowered it by orders, leaving ``mu`` far above it),
+``mu`` is set from the gap again.
 
 **Layouts.** The Newton systems are solved in one of two layouts of the factors
 ``F = [Phi0 | Phi]``:
@@ -86,6 +88,8 @@ _MU_MAX = 1e8
 _INNER = 0.1
 # Proximal steps in a row that do not lower the best gap before the method gives up.
 _PATIENCE = 10
+# Proximal steps in a row that do not lower the best gap before mu is set from the gap again.
+_RESTART = 3
 # Rounds of proximal steps, each from the feasible point of the last, at most.
 _ROUNDS = 4
 # Updates of F^T lam by the multipliers that moved between fresh products.
@@ -242,7 +246,13 @@ def prox_newton(dual, rows, lam, spread, eps, max_prox=40, layout=None):
             break
         inner_tol = min(0.5 * inner_tol, _INNER * best)
         center = lam_next
-        mu = max(0.5 * mu, mu_end)
+        mu = 0.5 * mu
+        if stalled >= _RESTART:
+            # steps in a row that left the gap above the best one: mu far above the gap
+            # moves lam by gap / mu per step, too little to lower it; set mu from the gap
+            # again, as at the start
+            mu = min(mu, _MU_START * gap / width)
+        mu = max(mu, mu_end)
     stats["primal"] = prox.primal(V)
     return out, gap, stats
 
@@ -314,7 +324,7 @@ class SSNALMethod(Method):
     The iterations (``n_iter``) are the proximal steps; the objective path holds ``J`` of
     the start and of the answer. The status is ``"converged"``, ``"rounding"`` (the KKT gap
     is at the rounding floor of the gradient, above ``kkt_tol``), ``"max_iter"`` or
-    ``"stalled"`` (five proximal steps in a row did not lower the gap). ``info`` holds
+    ``"stalled"`` (ten proximal steps in a row did not lower the gap). ``info`` holds
     ``prox_steps``, ``newton_steps``, ``cg_iterations``, ``layout`` (``"per task"`` or
     ``"flat"``), ``kkt_gap`` and ``time``.
 
