@@ -36,8 +36,8 @@ from .bound import alpha_from_rho
 from .solvers import MEDSolution, plan
 from .solvers.kkt import duality_gap
 
-# A switch's evidence up to this multiple of the solve's KKT tolerance is round-off (as for
-# the edges of MEDGraphicalModel): a tie with the prior, so the switch is not selected.
+# Decisions above round-off: values within this multiple of the solve's KKT tolerance (relative
+# to their scale) are ties (see evidence_resolution).
 _TIE_FACTOR = 10.0
 # The KKT tolerance of the methods that declare none (Algorithm 1, the direct solve).
 _KKT_TOL = 1e-6
@@ -45,7 +45,33 @@ _KKT_TOL = 1e-6
 # round-off of a solver's answer.
 _FEASIBLE_RTOL = 1e-6
 
+
 __all__ = ["Problem", "MEDBase", "MEDEstimator", "SingleTaskMethods", "MultiTaskMethods", "BinaryClassifierMixin"]
+
+
+def evidence_resolution(dual, q, kkt_tol):
+    """How finely a solve resolves the switched terms' evidence ``q_d``.
+
+    ``_TIE_FACTOR * kkt_tol`` times the largest ``q_d``, and no finer than that fraction
+    squared of the largest ``q_d`` the box allows (:meth:`MEDDual.term_quad_bound`). The
+    solvers stop on the KKT gap relative to the multipliers' scale, so their error in ``q``
+    follows ``q``'s own scale (``C^2`` for a small box), not an absolute one: evidences within
+    the resolution of 0 tie with the prior, and within it of each other are one value.
+
+    Parameters
+    ----------
+    dual : MEDDual
+    q : ndarray of shape (D,)
+        ``dual.term_quads(lam)`` at the solve's answer.
+    kkt_tol : float
+        The solve's KKT tolerance.
+
+    Returns
+    -------
+    float
+    """
+    tie = _TIE_FACTOR * kkt_tol
+    return tie * max(float(np.max(q, initial=0.0)), tie * dual.term_quad_bound())
 
 
 class Problem(NamedTuple):
@@ -265,8 +291,7 @@ class MEDEstimator(FeatureSupport, MEDBase):
         # the dual and the model on copies, so that nothing the caller does to the inputs
         # later changes the fitted model
         Xs = [owned(X) for X in data.Xs]
-        # a switch whose evidence is within the solve's resolution of 0 ties with its prior
-        self._tie_tol = _TIE_FACTOR * params["plan"].options.get("kkt_tol", _KKT_TOL)
+        self._kkt_tol = params["plan"].options.get("kkt_tol", _KKT_TOL)
         dual = model.build_dual(Xs, data.targets, params["C"], params["alpha"])
         if data.weights is None:
             return Problem(dual, Xs, data.targets, model)
@@ -291,7 +316,9 @@ class MEDEstimator(FeatureSupport, MEDBase):
         self._solved = problem._replace(dual=self.dual_)
         self._support = None
         if getattr(self, "selection", None) in ("features", "kernels"):
-            self._support = self.dual_.term_quads(solution.lam) > self._tie_tol
+            # a switch whose evidence is within the solve's resolution of 0 ties with its prior
+            q = self.dual_.term_quads(solution.lam)
+            self._support = q > evidence_resolution(self.dual_, q, self._kkt_tol)
         self.__dict__.pop("kernel_weights_", None)
         if getattr(self, "selection", None) == "kernels":
             # the learned kernel sum_d s_d k_d with weights summing to 1 (shared by the tasks)

@@ -337,6 +337,24 @@ class MEDDual:
             return self.half_sq_norms(self.switched_u(lam))
         return np.array([0.5 * G.quad(lam) for G in self.term_grams()])
 
+    def term_quad_bound(self):
+        """An upper bound on every ``q_d`` over the box: the largest evidence the data allow.
+
+        With ``m_i = max(|lo_i|, |hi_i|)``: ``1/2 sum_j (|Phi_j|^T m)^2`` over a factor term's
+        columns, ``1/2 (sum_i sqrt(H_d,ii) m_i)^2`` for a kernel term (``|H_ij|`` is at most
+        ``sqrt(H_ii H_jj)``); 0 without switched terms.
+
+        Returns
+        -------
+        float
+        """
+        if self.n_terms == 0:
+            return 0.0
+        m = np.maximum(np.abs(self.lo), np.abs(self.hi))
+        if not self.has_kernels:
+            return float(self.half_sq_norms(np.asarray(abs(self.Phi).T @ m).ravel()).max())
+        return max(0.5 * float(np.sqrt(np.maximum(G.diag(), 0.0)) @ m) ** 2 for G in self.term_grams())
+
     def objective(self, lam):
         """``J(lam)`` (``J(0) = 0``).
 

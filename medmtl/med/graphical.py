@@ -18,11 +18,12 @@ edge's log-odds above the prior's, ``log(1 / alpha)``.
 exactly the prior), and a solver leaves them at the prior plus its round-off, which depends
 on the method and its tolerance; edges whose evidence is equal in exact arithmetic come out
 a round-off apart. The resolution of ``q`` is ten times the
-solver's KKT tolerance, relative to ``q`` where ``q`` exceeds 1 (the solvers stop on a
-relative criterion, so a large evidence carries a proportionally large round-off):
-evidence within it of 0 is a tie with the prior (the posterior is the prior exactly, never
-an edge), and evidence values within it of each other are one value (:func:`snap_ties`),
-so every method gives the same graph and the same ranking of the edges.
+solver's KKT tolerance relative to the largest evidence (``evidence_resolution``: the
+solvers stop on a criterion relative to the multipliers' scale, so a fit's evidences carry
+round-off in proportion to their own scale, ``C^2`` for a small box): evidence within it of
+0 is a tie with the prior (the posterior is the prior exactly, never an edge), and evidence
+values within it of each other are one value (:func:`snap_ties`), so every method gives the
+same graph and the same ranking of the edges.
 
 **The edge rule.** At ``alpha = 1`` every edge with any evidence has a posterior above 1/2,
 and the data give every pair of nodes some evidence by chance: the posterior alone does not
@@ -53,7 +54,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._params import Interval, Options
-from ._estimator_base import _KKT_TOL, _TIE_FACTOR, MEDBase, Problem
+from ._estimator_base import _KKT_TOL, _TIE_FACTOR, MEDBase, Problem, evidence_resolution
 from ._parameters import PRIOR_PARAMETERS, SOLVE_PARAMETERS, shared_docs
 from .bound import switch_posterior
 from .builders import edge_pairs, ising_structure_dual
@@ -107,16 +108,15 @@ def as_spins(X, coding=None, name="X"):
 
 def snap_ties(evidence, tol):
     """Evidence with round-off taken out: values within ``tol`` of 0 become 0 (the prior),
-    and values that a chain of gaps joins become one (their mean), a gap joining two values
-    when it is at most ``tol * max(1, q)`` for the larger of them, so that edges whose
-    evidence differs only by a solver's round-off are ties.
+    and values that a chain of gaps of at most ``tol`` joins become one (their mean), so that
+    edges whose evidence differs only by a solver's round-off are ties.
 
     Parameters
     ----------
     evidence : ndarray of shape (n_edges,)
         ``q`` per edge, >= 0.
     tol : float
-        The resolution of ``q``: absolute up to ``q = 1``, relative above.
+        The resolution of ``q``.
 
     Returns
     -------
@@ -124,13 +124,13 @@ def snap_ties(evidence, tol):
 
     Examples
     --------
-    >>> snap_ties(np.array([3e-9, 0.5, 0.2, 0.5 + 4e-8, 6.64087, 6.64088]), 1e-5).round(9).tolist()
+    >>> snap_ties(np.array([3e-9, 0.5, 0.2, 0.5 + 4e-8, 6.64087, 6.64088]), 6.6e-5).round(9).tolist()
     [0.0, 0.50000002, 0.2, 0.50000002, 6.640875, 6.640875]
     """
     q = np.where(evidence <= tol, 0.0, evidence)
     order = np.argsort(q, kind="stable")
     ranked = q[order]
-    joined = np.diff(ranked) <= tol * np.maximum(1.0, ranked[1:])
+    joined = np.diff(ranked) <= tol
     group = np.concatenate(([0], np.cumsum(~joined)))
     means = np.bincount(group, ranked) / np.bincount(group)
     out = np.empty_like(q)
@@ -142,16 +142,18 @@ def widest_gap_cut(evidence, tol=0.0):
     """The evidence above which an edge is in the graph by the widest-gap rule.
 
     The values ``sqrt(q)`` of the edges, with the prior's 0 among them, are sorted; the cut
-    is the middle of the widest gap between neighbours (the lowest of the gaps within
-    ``tol`` of the widest, so that round-off cannot choose between them), returned on the
-    scale of ``q``. See the module notes for why the gap and why ``sqrt(q)``.
+    is the middle of the widest gap between neighbours, returned on the scale of ``q``. A
+    value ``q`` known to within ``tol`` gives ``sqrt(q)`` to within ``tol / (2 sqrt(q))``
+    (0 is exact), so a gap could be the widest when it is within its own and the widest
+    gap's uncertainty of it: the cut is in the lowest of those, so that round-off cannot
+    choose between them. See the module notes for why the gap and why ``sqrt(q)``.
 
     Parameters
     ----------
     evidence : ndarray of shape (n_edges,)
         ``q`` per edge, >= 0, with round-off already taken out (:func:`snap_ties`).
     tol : float, default=0.0
-        Gaps within ``tol`` of the widest count as equally wide.
+        The resolution of ``q`` (values nearer than ``tol`` to 0 are 0).
 
     Returns
     -------
@@ -174,7 +176,10 @@ def widest_gap_cut(evidence, tol=0.0):
     if r.size < 2:
         return np.inf
     gaps = np.diff(r)
-    k = int(np.flatnonzero(gaps >= gaps.max() - tol)[0])
+    err = np.divide(tol, 2.0 * r, out=np.zeros_like(r), where=r > 0)
+    gap_err = err[:-1] + err[1:]
+    widest = int(np.argmax(gaps))
+    k = int(np.flatnonzero(gaps + gap_err >= gaps[widest] - gap_err[widest])[0])
     return float(((r[k] + r[k + 1]) / 2.0) ** 2)
 
 
@@ -227,9 +232,11 @@ class MEDGraphicalModel(MEDBase):
     threshold_ : float
         The posterior at ``evidence_cut_`` (``threshold`` itself when it is a number).
     tie_tol_ : float
-        The evidence at or below which an edge is a tie with the prior: ten times the KKT
-        tolerance of the solve (the method's ``kkt_tol``, ``1e-6`` by default). Evidences
-        within ``tie_tol_ * max(1, q)`` of each other are one value (:func:`snap_ties`).
+        The resolution of the evidence: ten times the KKT tolerance of the solve (the
+        method's ``kkt_tol``, ``1e-6`` by default) times the largest evidence (and no finer
+        than that fraction squared of the largest evidence the box allows). Evidence at or
+        below it is a tie with the prior; evidences within it of each other are one value
+        (:func:`snap_ties`, :func:`widest_gap_cut`).
     coef_ : ndarray of shape (n_nodes, n_nodes)
         Row ``m``: node ``m``'s weights on the other nodes' spins (posterior means
         ``s_hat(m, d) u_md``), zero diagonal. Not symmetric: the switches are shared, the
@@ -310,8 +317,11 @@ class MEDGraphicalModel(MEDBase):
         U = W @ S                                            # U[m, d] = u_md
         np.fill_diagonal(U, 0.0)
         self.edges_ = edge_pairs(N)
-        self.tie_tol_ = _TIE_FACTOR * params["plan"].options.get("kkt_tol", _KKT_TOL)
-        evidence = snap_ties(problem.dual.term_quads(lam), self.tie_tol_)
+        kkt_tol = params["plan"].options.get("kkt_tol", _KKT_TOL)
+        q = problem.dual.term_quads(lam)
+        self.tie_tol_ = evidence_resolution(problem.dual, q, kkt_tol)
+        self._decision_tol = _TIE_FACTOR * kkt_tol
+        evidence = snap_ties(q, self.tie_tol_)
         if params["alpha"] > 0:
             # the posteriors of the snapped evidence: round-off ranks no edge above another
             self.switch_posterior_ = switch_posterior(evidence, params["alpha"])
@@ -361,7 +371,7 @@ class MEDGraphicalModel(MEDBase):
         in exact arithmetic (symmetric weights on spins) comes out as the solver's round-off,
         whose sign depends on the method."""
         f = self.decision_function(X)
-        tol = self.tie_tol_ * (np.abs(self.intercept_) + np.abs(self.coef_).sum(axis=1) + 1.0)
+        tol = self._decision_tol * (np.abs(self.intercept_) + np.abs(self.coef_).sum(axis=1) + 1.0)
         return np.where(np.abs(f) <= tol, 0.0, f)
 
     def score(self, X, y=None):
