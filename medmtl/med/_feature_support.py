@@ -29,8 +29,9 @@ class FeatureSupport:
 
         A switch is selected when the data give it evidence (``q_d = ||Phi_d^T lam||^2 / 2``,
         by which its posterior rises above the prior ``1 / (1 + alpha)``) beyond round-off:
-        evidence within ten times the solve's KKT tolerance of 0 is a tie with the prior, the
-        rule :class:`~medmtl.med.MEDGraphicalModel` applies to edges. The rule does not
+        evidence within the solve's resolution of 0 (ten times its KKT tolerance times the
+        largest evidence) is a tie with the prior, the rule
+        :class:`~medmtl.med.MEDGraphicalModel` applies to edges. The rule does not
         depend on ``alpha``'s threshold, only on whether the data moved the switch.
 
         Parameters
