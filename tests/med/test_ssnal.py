@@ -464,3 +464,22 @@ def test_a_warm_start_far_outside_a_small_box_is_not_left_stalled():
     ref = solve(dual, "newton", options={"kkt_tol": 1e-12})
     assert sol.status == "converged"
     np.testing.assert_allclose(dual.term_quads(sol.lam), dual.term_quads(ref.lam), rtol=1e-6)
+
+
+@pytest.mark.parametrize("transform, model", [("rescaled", "svm"), ("dominant", "features")])
+def test_a_warm_start_whose_scale_the_steps_cannot_resolve_starts_again_from_zero(transform, model):
+    # breast cancer with columns rescaled by up to 1e4 (or one dominant column): from the
+    # answer at C = 1, the steps at C = 0.001 stalled (J = -766 against the optimum's 0.006
+    # for the SVM), with a warning beside the wrong answer; the run from 0 converges
+    from own_data_cases import cases
+
+    (_, build), = cases("test", data=["breast_cancer"], transforms=[transform], models=[model])
+    dual = build()
+    start = solve(dual, "newton").lam
+    small = dual.replace(C=1e-3 * float(dual.hi[0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = solve(small, "ssnal", init=start)
+    ref = solve(small, "newton", options={"kkt_tol": 1e-11})
+    assert sol.status == "converged" and sol.info["restarted"]["because"] == "stalled"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
