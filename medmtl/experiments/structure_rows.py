@@ -36,6 +36,11 @@ __all__ = [
     "summaries",
 ]
 
+# An edge AUC is a multiple of 1 / (2 P N) (P true edges, N others: at least 1 / 2.5e7 for
+# the 4,950 edges of 100 nodes); the ROC's trapezoids leave a perfect ranking up to a few
+# ulps below 1 (0.9999999999999999 where tied scores make a slanted segment)
+_AUC_ONE = 1.0 - 1e-12
+
 METHODS = ("MED", "l1 AND", "l1 OR", "GraphicalLasso")
 # each method's colour in the scale figure
 _COLOURS = dict(zip(METHODS, ("C0", "C1", "C2", "C3")))
@@ -75,7 +80,7 @@ def summaries(cells):
         aucs = [r["auc"] if r else None for r in chosen]
         out[name] = {"auc": _mean(aucs), "auc_se": _se(aucs), "aucs": aucs,
                      "exact": _mean([float(r["exact"]) if r else None for r in chosen]),
-                     "separable": _mean([float(a == 1.0) if a is not None else None for a in aucs]),
+                     "separable": _mean([float(a >= _AUC_ONE) if a is not None else None for a in aucs]),
                      "seconds": _mean([r["seconds"] if r else None for r in chosen]),
                      "grid_seconds": _mean([sum(g["seconds"] for g in c["grid"][name]) for c in cells]),
                      "unconverged": int(sum(g["status"] not in CONVERGED for c in cells for g in c["grid"][name]
