@@ -425,3 +425,20 @@ def test_a_step_that_does_not_raise_j_ends_the_iterations_instead_of_repeating(m
     assert sol.info["handover"]["because"] == "stalled"
     assert sol.status == "converged"
     assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_a_rounding_end_that_the_duality_gap_does_not_certify_hands_over():
+    # breast cancer with one dominant column at C = 1000: the pair steps stop at the
+    # estimated rounding floor with J 2e-6 below the optimum and a duality gap of 24 % of J;
+    # that end is handed over to ssnal, whose answer the duality gap certifies
+    from own_data_cases import cases
+
+    (_, build), = cases("test", data=["breast_cancer"], transforms=["dominant"], models=["svm"])
+    dual = build()
+    dual = dual.replace(C=1000.0 * float(dual.hi[0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = solve(dual, "newton")
+    ref = solve(dual, "ssnal", options={"kkt_tol": 1e-10})
+    assert sol.status == "converged" and sol.info["handover"]["because"] == "rounding"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)

@@ -15,12 +15,15 @@ import numpy as np
 
 from ..bound import switch_posterior
 
-__all__ = ["scaled_box", "gap_scale", "max_gap", "kkt_gap", "duality_gap", "rounding_floor", "ROUNDING_UNITS", "line_search",
+__all__ = ["scaled_box", "gap_scale", "max_gap", "kkt_gap", "duality_gap", "rounding_floor", "ROUNDING_UNITS", "CERTIFIED_RTOL", "line_search",
            "meet_equalities", "absorb_residuals", "segment_gain"]
 
 # A gradient summed from entries of size h times multipliers of total size l1 is exact to
 # about this many units of rounding times h * l1.
 ROUNDING_UNITS = 256
+# A duality gap at most this fraction of |J| certifies an answer that stopped short of its
+# stopping rule.
+CERTIFIED_RTOL = 1e-6
 
 
 def scaled_box(dual):

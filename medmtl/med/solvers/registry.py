@@ -21,7 +21,7 @@ from .base import Interval, MEDSolution, Method, Option, check_cvxpy_solver
 from .bound import BoundMethod
 from .coordinate import CoordinateMethod
 from .direct import DirectMethod
-from .kkt import duality_gap
+from .kkt import CERTIFIED_RTOL, duality_gap
 from .newton import NewtonMethod
 from .ssnal import SSNALMethod
 
@@ -36,8 +36,6 @@ METHODS = MappingProxyType(_REGISTRY)
 # "rounding": the KKT gap is at the rounding floor of the gradient, as exact as the arithmetic
 # allows).
 _FINISHED = ("converged", "optimal", "rounding")
-# A stopped method whose duality gap is at most this fraction of |J| has a certified answer.
-_CERTIFIED_RTOL = 1e-6
 # Feasibility a returned answer must have: each group's equality to this fraction of the
 # group's total |a_i lam_i| (the box is checked exactly).
 _EQUALITY_RTOL = 1e-8
@@ -489,7 +487,7 @@ def _warn_from_status(dual, sol, options):
         return
     gap = sol.info["duality_gap"]
     J = abs(sol.objective)
-    if gap <= _CERTIFIED_RTOL * J:
+    if gap <= CERTIFIED_RTOL * J:
         return  # stopped early, but certified within the tolerance: the answer is right
     if sol.status == "max_iter":
         limit = options.get("max_iter")
