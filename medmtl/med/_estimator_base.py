@@ -45,7 +45,6 @@ _KKT_TOL = 1e-6
 # round-off of a solver's answer.
 _FEASIBLE_RTOL = 1e-6
 
-
 __all__ = ["Problem", "MEDBase", "MEDEstimator", "SingleTaskMethods", "MultiTaskMethods", "BinaryClassifierMixin"]
 
 
