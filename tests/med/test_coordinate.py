@@ -446,3 +446,21 @@ def test_the_third_derivative_bound_holds_the_slope_to_its_quadratic_model():
         assert err <= room * (1 + 1e-9) + 1e-12 * (abs(G) + H * abs(d))
         worst = max(worst, err / room)
     assert worst > 0.25
+
+
+def test_an_uncertified_early_end_hands_over_to_ssnal_from_zero():
+    # digits with columns rescaled by up to 1e4 at C = 1000: the passes and their finish
+    # stopped ("max_iter" after 72 of 1,000 passes) with J right to 1e-15 but a duality gap of
+    # 5e-5 of J, so the answer came with a warning; ssnal from 0 certifies it
+    from own_data_cases import cases
+
+    (_, build), = cases("test", data=["digits"], transforms=["rescaled"], models=["svm"])
+    dual = build()
+    dual = dual.replace(C=1000.0 * float(dual.hi[0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sol = solve(dual, "cd")
+    ref = solve(dual, "ssnal", options={"kkt_tol": 1e-10})
+    assert sol.status == "converged" and sol.info["handover"]["because"] == "max_iter"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert sol.info["duality_gap"] <= 1e-6 * sol.objective

@@ -60,7 +60,8 @@ import numpy as np
 
 from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_option
 from .coordinate_run import Policy, Run
-from .kkt import duality_gap
+from .kkt import CERTIFIED_RTOL, duality_gap
+from .ssnal import SSNALMethod, finish as ssnal_finish
 from .threads import one_blas_thread
 
 __all__ = ["CoordinateMethod", "POLICY"]
@@ -98,7 +99,10 @@ class CoordinateMethod(Method):
     meet the equalities only up to the augmented Lagrangian's residual, so the path need not
     rise monotonically; the answer is feasible. The status is ``"converged"``,
     ``"max_iter"`` or ``"rounding"`` (stopped at the rounding floor of the full gradient,
-    above ``kkt_tol``). The solution's ``info`` holds ``passes``, ``face_steps``,
+    above ``kkt_tol``). A run that stops short of the tolerance before ``max_iter`` passes
+    with an answer its duality gap does not certify (columns rescaled by up to 1e4 at a
+    large ``C``) hands over to the proximal Newton method of ``"ssnal"`` from 0;
+    ``info["handover"]`` records it and the status is that method's. The solution's ``info`` holds ``passes``, ``face_steps``,
     ``cg_iterations`` (of the face steps and the finish), ``prox_steps`` and
     ``newton_steps`` (of the finish), ``checks`` (full-gradient checks), ``nonzeros``
     (entries of the factors the passes touched), ``kkt_gap`` and ``time``.
@@ -142,20 +146,38 @@ class CoordinateMethod(Method):
         with one_blas_thread():
             run = Run(dual, init, options, POLICY)
             run.iterate()
-        lam = run.lam.copy()
+        lam, J, status, gap, grad, s = run.lam.copy(), run.J_checked, run.status, run.gap, run.grad, run.s.copy()
+        path = list(run.path)
+        info = {"passes": run.passes, "checks": run.checks, "nonzeros": run.touched,
+                "face_steps": run.faces, "cg_iterations": run.cg,
+                "prox_steps": run.prox_steps, "newton_steps": run.newton_steps}
+        certificate = duality_gap(dual, lam, grad)
+        if (status == "max_iter" and run.passes < options["max_iter"]
+                and certificate > CERTIFIED_RTOL * abs(J)):
+            # the passes and their finish stopped short of the tolerance before the pass cap,
+            # with an answer the duality gap does not certify (rescaled columns at a large C):
+            # the proximal Newton method from 0, where its first step is set by the data's
+            # own scale (an iteration cap the caller set is theirs to keep)
+            with one_blas_thread():
+                found = ssnal_finish(dual, dual.factor_rows(), np.zeros(dual.n), options["kkt_tol"],
+                                     SSNALMethod.options[0].default)
+            if found is not None and (found[1] >= J or found[3] == "converged"):
+                lam, J, gap, status, stats = found
+                grad, s = None, dual.switch_posterior(lam)
+                info["handover"] = {"to": "ssnal", "because": "max_iter", "from": "zero", **stats}
+                # ssnal's certified bound (its primal at the last weights), tighter than the
+                # multipliers' own on such duals
+                certificate = stats.get("duality_gap", duality_gap(dual, lam))
+                path.append(J)
         return MEDSolution(
             lam=lam,
-            intercepts=dual.intercepts(lam, run.grad),
-            objective=run.J_checked,
-            objective_path=np.asarray(run.path),
+            intercepts=dual.intercepts(lam, grad),
+            objective=J,
+            objective_path=np.asarray(path),
             n_iter=run.passes,
-            status=run.status,
-            switch_posterior=run.s.copy(),
+            status=status,
+            switch_posterior=s,
             method=self.name,
             solver="",
-            info={"passes": run.passes, "checks": run.checks, "nonzeros": run.touched,
-                  "face_steps": run.faces, "cg_iterations": run.cg,
-                  "prox_steps": run.prox_steps, "newton_steps": run.newton_steps,
-                  "kkt_gap": run.gap, "duality_gap": duality_gap(dual, lam, run.grad),
-                  "time": time.perf_counter() - t_start},
+            info={**info, "kkt_gap": gap, "duality_gap": certificate, "time": time.perf_counter() - t_start},
         )
