@@ -223,3 +223,12 @@ def rotation(rows=80):
             data = "diabetes" if model in regression else CLASSIFICATION[turn % len(CLASSIFICATION)]
             turn += model not in regression
             yield from cases("test", [data], [how], [model], rows=rows)
+
+
+def case_at(name, C_factor=1.0):
+    """The test draw's dual of case ``name`` (``"data/transform/model"``), its box ``C``
+    times ``C_factor``."""
+    data, transform, model = name.split("/")
+    (_, build), = cases("test", data=[data], transforms=[transform], models=[model])
+    dual = build()
+    return dual if C_factor == 1.0 else dual.replace(C=C_factor * float(dual.hi[0]))

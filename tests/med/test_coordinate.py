@@ -452,11 +452,9 @@ def test_an_uncertified_early_end_hands_over_to_ssnal_from_zero():
     # digits with columns rescaled by up to 1e4 at C = 1000: the passes and their finish
     # stopped ("max_iter" after 72 of 1,000 passes) with J right to 1e-15 but a duality gap of
     # 5e-5 of J, so the answer came with a warning; ssnal from 0 certifies it
-    from own_data_cases import cases
+    from own_data_cases import case_at
 
-    (_, build), = cases("test", data=["digits"], transforms=["rescaled"], models=["svm"])
-    dual = build()
-    dual = dual.replace(C=1000.0 * float(dual.hi[0]))
+    dual = case_at("digits/rescaled/svm", C_factor=1000.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         sol = solve(dual, "cd")

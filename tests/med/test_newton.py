@@ -431,11 +431,9 @@ def test_a_rounding_end_that_the_duality_gap_does_not_certify_hands_over():
     # breast cancer with one dominant column at C = 1000: the pair steps stop at the
     # estimated rounding floor with J 2e-6 below the optimum and a duality gap of 24 % of J;
     # that end is handed over to ssnal, whose answer the duality gap certifies
-    from own_data_cases import cases
+    from own_data_cases import case_at
 
-    (_, build), = cases("test", data=["breast_cancer"], transforms=["dominant"], models=["svm"])
-    dual = build()
-    dual = dual.replace(C=1000.0 * float(dual.hi[0]))
+    dual = case_at("breast_cancer/dominant/svm", C_factor=1000.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         sol = solve(dual, "newton")

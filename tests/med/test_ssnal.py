@@ -471,12 +471,10 @@ def test_a_warm_start_whose_scale_the_steps_cannot_resolve_starts_again_from_zer
     # breast cancer with columns rescaled by up to 1e4 (or one dominant column): from the
     # answer at C = 1, the steps at C = 0.001 stalled (J = -766 against the optimum's 0.006
     # for the SVM), with a warning beside the wrong answer; the run from 0 converges
-    from own_data_cases import cases
+    from own_data_cases import case_at
 
-    (_, build), = cases("test", data=["breast_cancer"], transforms=[transform], models=[model])
-    dual = build()
-    start = solve(dual, "newton").lam
-    small = dual.replace(C=1e-3 * float(dual.hi[0]))
+    start = solve(case_at(f"breast_cancer/{transform}/{model}"), "newton").lam
+    small = case_at(f"breast_cancer/{transform}/{model}", C_factor=1e-3)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         sol = solve(small, "ssnal", init=start)
