@@ -369,7 +369,7 @@ def _starved_of_pair_steps(monkeypatch, long_budget=None):
     monkeypatch.setattr(newton_module, "_short_budget", lambda n: 3)
     if long_budget is not None:
         monkeypatch.setattr(newton_module, "_long_budget", lambda n: long_budget)
-    monkeypatch.setattr(newton_module, "ssnal_finish", lambda *args: None)
+    monkeypatch.setattr(newton_module, "ssnal_hand_over", lambda *args: None)
     return newton_module, dual, reference_solution(dual)
 
 

@@ -61,7 +61,7 @@ import numpy as np
 from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_option
 from .coordinate_run import Policy, Run
 from .kkt import CERTIFIED_RTOL, duality_gap
-from .ssnal import SSNALMethod, finish as ssnal_finish
+from .ssnal import hand_over as ssnal_hand_over
 from .threads import one_blas_thread
 
 __all__ = ["CoordinateMethod", "POLICY"]
@@ -159,9 +159,8 @@ class CoordinateMethod(Method):
             # the proximal Newton method from 0, where its first step is set by the data's
             # own scale (an iteration cap the caller set is theirs to keep)
             with one_blas_thread():
-                found = ssnal_finish(dual, dual.factor_rows(), np.zeros(dual.n), options["kkt_tol"],
-                                     SSNALMethod.options[0].default)
-            if found is not None and (found[1] >= J or found[3] == "converged"):
+                found = ssnal_hand_over(dual, np.zeros(dual.n), J, options["kkt_tol"])
+            if found is not None:
                 lam, J, gap, status, stats = found
                 grad, s = None, dual.switch_posterior(lam)
                 info["handover"] = {"to": "ssnal", "because": "max_iter", "from": "zero", **stats}

@@ -27,7 +27,7 @@ from .base import Interval, MEDSolution, Method, Option, max_iter_option, tol_op
 from .bound import BoundMethod
 from .kkt import CERTIFIED_RTOL, duality_gap, gap_scale, kkt_gap, line_search, max_gap, rounding_floor, scaled_box, segment_gain
 from .newton_models import make_model
-from .ssnal import SSNALMethod, accepts as ssnal_accepts, finish as ssnal_finish
+from .ssnal import accepts as ssnal_accepts, hand_over as ssnal_hand_over
 from ._numba import HAVE_NUMBA
 from .threads import one_blas_thread
 
@@ -242,8 +242,8 @@ def _hand_over(dual, lam, J, kkt_tol):
     """``"ssnal"`` from Newton's last point: ``(lam, J, gap, status, stats)``, or None when
     its layouts do not take the dual or it ends below Newton's ``J`` short of the tolerance
     (converged, it is the answer even below ``J`` by round-off)."""
-    found = ssnal_finish(dual, dual.factor_rows(), lam, kkt_tol, SSNALMethod.options[0].default)
-    if found is None or found[1] < J and found[3] != "converged":
+    found = ssnal_hand_over(dual, lam, J, kkt_tol)
+    if found is None:
         return None
     lam, J, gap, status, stats = found
     return lam, J, gap, status, {"to": "ssnal", **stats}

@@ -400,6 +400,17 @@ class SSNALMethod(Method):
         )
 
 
+def hand_over(dual, start, J, kkt_tol):
+    """:func:`finish` for another method whose own run ended at ``J`` short of its tolerance:
+    ``(lam, J, gap, status, stats)`` from ``start`` (its last point, or 0), or None when no
+    layout takes the dual or the steps end below ``J`` short of the tolerance (converged,
+    the answer stands even below ``J`` by round-off)."""
+    found = finish(dual, dual.factor_rows(), start, kkt_tol, SSNALMethod.options[0].default)
+    if found is None or found[1] < J and found[3] != "converged":
+        return None
+    return found
+
+
 def finish(dual, rows, lam, kkt_tol, max_prox, spread=None, raw=None):
     """Proximal Newton steps from feasible ``lam`` to a feasible answer.
 
